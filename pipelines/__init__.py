@@ -1,0 +1,1 @@
+"""Apache Beam pipelines: one package per benchmark, source readers, shared media transforms."""

@@ -1,0 +1,1 @@
+"""Pieces every pipeline shares: seeding, rejections, progress, Beam options."""

@@ -1,0 +1,1 @@
+"""Single source of truth for every record type (see :mod:`schemas.core`)."""
