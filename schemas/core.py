@@ -56,7 +56,7 @@ def _arrow_type(kind: Any) -> pa.DataType:
     if isinstance(kind, ListOf):
         return pa.list_(_arrow_type(kind.item))
     if isinstance(kind, StructOf):
-        return pa.struct([pa.field(f.name, _arrow_type(f.kind), f.nullable) for f in kind.fields])
+        return pa.struct([pa.field(f.name, _arrow_type(f.kind)) for f in kind.fields])
     raise TypeError(f"unknown field kind {kind!r}")
 
 
@@ -130,13 +130,18 @@ class RecordSchema:
 
     def arrow_schema(self) -> pa.Schema:
         """Arrow schema with the HF features in the ``huggingface`` metadata key, so
-        ``datasets`` decodes ``Image`` columns without a cast (SPEC §3)."""
+        ``datasets`` decodes ``Image`` columns without a cast (SPEC §3).
+
+        Arrow fields are all nullable: ``datasets`` ignores the stored features when the Arrow
+        schema has non-nullable fields (checked with datasets 5.2), and nullability is enforced
+        by :meth:`validate` and the data-quality suite instead.
+        """
         meta = {
             b"huggingface": json.dumps({"info": {"features": self.hf_features_dict()}}).encode(),
             b"benchforge": json.dumps({"record": self.name, "schema_version": self.version}).encode(),
         }
         return pa.schema(
-            [pa.field(f.name, _arrow_type(f.kind), f.nullable) for f in self.fields], metadata=meta
+            [pa.field(f.name, _arrow_type(f.kind)) for f in self.fields], metadata=meta
         )
 
     def hf_features(self) -> Any:

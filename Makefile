@@ -1,0 +1,46 @@
+# benchforge — the two commands that matter: `make build-proactivebench` and `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RAW_DIR ?= demo_corpus
+OUT ?= out
+CONFIG ?= configs/proactivebench.yaml
+RUNNER ?=
+WORKERS ?=
+PROBES ?=
+BEAM_ARGS ?=
+PB_VERSION := $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(CONFIG))
+RELEASE ?= $(OUT)/proactivebench/$(PB_VERSION)
+
+# Beam runner flags: embedded FnApiRunner unless RUNNER is given; WORKERS>1 uses processes.
+RUNNER_ARGS := $(if $(RUNNER),--runner=$(RUNNER),) \
+  $(if $(WORKERS),--direct_running_mode=multi_processing --direct_num_workers=$(WORKERS),)
+# Per-dataset overrides: COCO_DIR=/data/coco etc.
+SOURCE_ARGS := $(foreach e,ROD VSOD MVPN IMAGENET_C QUICKDRAW CHANGEIT COCO,\
+  $(if $($(e)_DIR),--source $(shell echo $(e) | tr A-Z a-z)=$($(e)_DIR),))
+
+.PHONY: venv demo-corpus build-proactivebench check test lint clean
+
+venv:
+	@bash scripts/setup_env.sh
+
+demo-corpus: venv
+	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
+	  bash scripts/fetch_demo_media.sh && $(PY) scripts/make_demo_corpus.py --out demo_corpus; fi
+
+build-proactivebench: venv demo-corpus
+	$(PY) -m pipelines.proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(SOURCE_ARGS) $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS)
+
+check: venv
+	$(PY) -m exports.quality_cli $(RELEASE)
+
+test: venv
+	bash scripts/fetch_demo_media.sh
+	$(PY) -m pytest -q tests $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(OUT) demo_corpus

@@ -1,0 +1,150 @@
+"""Turn a pipeline's staged output into a versioned release, published atomically (SPEC §3).
+
+Layout: ``<out>/<benchmark>/<semver>/`` with ``README.md`` (dataset card), ``data/``,
+``manifest.json``, ``filtered/``, ``rejected/``, ``reports/``. The staging directory is a
+sibling of the final one; publishing is a rename, so an interrupted run never leaves a
+half-written release and the previous release stays intact until the new one is complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from exports.parquet_shards import encode_table, sha256_hex, shard_name
+from schemas.core import RecordSchema
+
+SEMVER_HELP = (
+    "MAJOR when records change incompatibly (or ordering/hashing changes), MINOR when records or "
+    "fields are added, PATCH for metadata only (SPEC §3, as TFDS uses it)."
+)
+
+
+class ReleaseError(RuntimeError):
+    """The staged output does not make a consistent release; nothing is published."""
+
+
+@dataclass
+class StagedBuild:
+    """What the pipeline left in ``<staging>/_build``."""
+
+    staging: Path
+    files: list[dict[str, Any]]
+    counts: dict[str, dict[str, int]]
+    sources: dict[str, list[dict[str, str]]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, staging: Path) -> StagedBuild:
+        build = staging / "_build"
+        files = json.loads((build / "files.json").read_text())
+        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        for row in json.loads((build / "counts.json").read_text()):
+            counts[row["environment"]][row["stage"]] = row["n"]
+        sources: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for row in json.loads((build / "sources.json").read_text()):
+            sources[row["environment"]].append({"file": row["file"], "sha256": row["sha256"]})
+        extra = {}
+        for name in ("vocabulary", "negatives"):
+            path = build / f"{name}.json"
+            if path.exists():
+                extra[name] = json.loads(path.read_text())
+        return cls(staging, files, dict(counts), dict(sources), extra)
+
+
+def code_version() -> str:
+    """Package version plus the git commit the code was built from (``+dirty`` if modified)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        base = version("benchforge")
+    except PackageNotFoundError:
+        base = "0+unknown"
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        return f"{base}+g{commit}{'.dirty' if dirty else ''}"
+    except (OSError, subprocess.CalledProcessError):
+        return base
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def outcome_counts(stages: dict[str, int]) -> dict[str, int]:
+    """Collapse stage counts to inputs / kept / filtered / rejected for one environment."""
+    rejected = sum(n for stage, n in stages.items() if stage.endswith("_rejected"))
+    inputs = stages.get("enumerated", 0) + stages.get("listing_rejected", 0)
+    return {
+        "inputs": inputs,
+        "kept": stages.get("kept", 0),
+        "filtered": stages.get("filtered", 0),
+        "rejected": rejected,
+    }
+
+
+def write_empty_shards(staging: Path, groups: list[str], schema: RecordSchema, split: str) -> None:
+    """An environment with no kept episode still gets a (zero-row) shard so its config loads."""
+    existing = {str(Path(f["path"]).parent) for f in StagedBuild.load(staging).files}
+    for group in groups:
+        if group in existing:
+            continue
+        data, _ = encode_table([], schema)
+        path = staging / group / shard_name(split, 0, 1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def file_inventory(staging: Path) -> list[dict[str, Any]]:
+    """sha256, size and row count of every Parquet file actually present (not as reported)."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for path in sorted(staging.rglob("*.parquet")):
+        rel = path.relative_to(staging).as_posix()
+        if rel.startswith("_build/"):
+            continue
+        data = path.read_bytes()
+        out.append({
+            "path": rel,
+            "rows": pq.ParquetFile(path).metadata.num_rows,
+            "bytes": len(data),
+            "sha256": sha256_hex(data),
+        })
+    return out
+
+
+def source_digest(files: list[dict[str, str]]) -> dict[str, Any]:
+    """One checksum over the sorted (file, sha256) listing of a source, plus the file count."""
+    listing = "\n".join(f"{f['file']}\t{f['sha256']}" for f in sorted(files, key=lambda f: f["file"]))
+    return {"files": len(files), "sha256": hashlib.sha256(listing.encode()).hexdigest()}
+
+
+def publish(staging: Path, final: Path) -> None:
+    """Atomically replace ``final`` with ``staging`` (rename; the old release is kept until the
+    new one is in place, then removed)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if final.exists():
+        backup = final.with_name(f".{final.name}.previous")
+        if backup.exists():
+            shutil.rmtree(backup)
+        os.rename(final, backup)
+    os.rename(staging, final)
+    if backup is not None:
+        shutil.rmtree(backup)

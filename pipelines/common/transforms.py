@@ -1,0 +1,183 @@
+"""Beam building blocks shared by every benchmark pipeline.
+
+* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections.
+* :class:`WriteShardedParquet` — deterministic HF-named shards through Beam file systems.
+* :class:`CountOutcomes` / :class:`WriteJson` — the per-stage counts and build facts the driver
+  turns into the manifest.
+
+All output goes through ``apache_beam.io.filesystems.FileSystems`` so any runner with a shared
+file system (local, GCS, S3, HDFS) can write a release.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.pvalue import AsDict, TaggedOutput
+
+from exports.parquet_shards import (
+    MAX_SHARD_BYTES,
+    encode_table,
+    num_shards,
+    record_bytes,
+    row_key,
+    sha256_hex,
+    shard_name,
+    shard_of,
+)
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.common.progress import ReportProgress
+from pipelines.sources.base import ItemRef, SourceReader
+from schemas.core import RecordSchema
+
+REJECTED = "rejected"
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    parent = path.rsplit("/", 1)[0]
+    if not FileSystems.exists(parent):
+        FileSystems.mkdirs(parent)
+    with FileSystems.create(path) as fh:
+        fh.write(data)
+
+
+class _SplitRefs(beam.DoFn):
+    def process(self, element):
+        if isinstance(element, Rejection):
+            yield TaggedOutput(REJECTED, element)
+        else:
+            yield element
+
+
+class _Enumerate(beam.DoFn):
+    def __init__(self, reader: SourceReader) -> None:
+        self.reader = reader
+
+    def process(self, _):
+        try:
+            yield from self.reader.enumerate()
+        except BadInput as err:  # the whole source is unreadable: one rejection says why
+            yield self.reader.rejection(err, item_id="*", stage="enumerate")
+
+
+class _Load(beam.DoFn):
+    def __init__(self, reader: SourceReader) -> None:
+        self.reader = reader
+
+    def process(self, ref: ItemRef):
+        try:
+            yield self.reader.load(ref)
+        except BadInput as err:
+            yield TaggedOutput(REJECTED, self.reader.rejection(err, item_id=ref.source_id))
+
+
+class ReadSource(beam.PTransform):
+    """Enumerate and load one source.
+
+    Outputs ``refs`` (listed items), ``items`` (loaded), ``listing_rejected`` (bad before
+    loading: malformed line, duplicate id) and ``load_rejected``. Inputs = refs + listing_rejected.
+    """
+
+    def __init__(self, reader: SourceReader) -> None:
+        super().__init__()
+        self.reader = reader
+
+    def expand(self, pbegin):
+        listed = (
+            pbegin
+            | "Start" >> beam.Create([self.reader.root])
+            | "Enumerate" >> beam.ParDo(_Enumerate(self.reader))
+            | "SplitRejected" >> beam.ParDo(_SplitRefs()).with_outputs(REJECTED, main="refs")
+        )
+        total = beam.pvalue.AsSingleton(listed.refs | "CountRefs" >> beam.combiners.Count.Globally())
+        loaded = (
+            listed.refs
+            | "Spread" >> beam.Reshuffle()
+            | "Load" >> beam.ParDo(_Load(self.reader)).with_outputs(REJECTED, main="items")
+        )
+        items = loaded.items | "Progress" >> beam.ParDo(
+            ReportProgress(f"read {self.reader.environment}"), total=total
+        )
+        return {
+            "refs": listed.refs,
+            "items": items,
+            "listing_rejected": listed[REJECTED],
+            "load_rejected": loaded[REJECTED],
+        }
+
+
+class WriteShardedParquet(beam.PTransform):
+    """Write records as ``<staging>/<group>/<split>-0000i-of-0000N.parquet``.
+
+    ``group_fn(record)`` picks the directory (e.g. ``data/coco``). Shard count per group comes
+    from the group's total size; rows go to shards by id-hash range. Emits one dict per file:
+    relative path, rows, bytes, sha256.
+    """
+
+    def __init__(
+        self,
+        staging: str,
+        group_fn: Callable[[dict[str, Any]], str],
+        schema: RecordSchema,
+        split: str,
+        unique: bool = True,
+        max_shard_bytes: int = MAX_SHARD_BYTES,
+    ) -> None:
+        super().__init__()
+        self.staging = staging
+        self.group_fn = group_fn
+        self.schema = schema
+        self.split = split
+        self.unique = unique
+        self.max_shard_bytes = max_shard_bytes
+
+    def expand(self, records):
+        group_fn, schema, split = self.group_fn, self.schema, self.split
+        staging, unique, max_bytes = self.staging, self.unique, self.max_shard_bytes
+        keyed = records | "KeyByGroup" >> beam.Map(lambda r: (group_fn(r), r))
+        sizes = (
+            keyed
+            | "Size" >> beam.MapTuple(lambda g, r: (g, record_bytes(r)))
+            | "SumSizes" >> beam.CombinePerKey(sum)
+        )
+
+        def assign(pair, sizes):
+            group, record = pair
+            shards = num_shards(sizes[group], max_bytes)
+            return (group, shard_of(row_key(record, schema), shards), shards), record
+
+        def write(key, rows):
+            group, index, shards = key
+            data, count = encode_table(rows, schema, unique=unique)
+            rel = f"{group}/{shard_name(split, index, shards)}"
+            write_bytes(f"{staging}/{rel}", data)
+            return {"path": rel, "rows": count, "bytes": len(data), "sha256": sha256_hex(data)}
+
+        return (
+            keyed
+            | "AssignShard" >> beam.Map(assign, sizes=AsDict(sizes))
+            | "GroupShard" >> beam.GroupByKey()
+            | "WriteShard" >> beam.MapTuple(write)
+        )
+
+
+class WriteJson(beam.PTransform):
+    """Collect a PCollection into one sorted JSON list file (build facts for the driver)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def expand(self, pcoll):
+        path = self.path
+
+        def write(values):
+            data = json.dumps(sorted(values, key=json.dumps), indent=1, sort_keys=True)
+            write_bytes(path, data.encode())
+            return path
+
+        return pcoll | "ToList" >> beam.combiners.ToList() | "Write" >> beam.Map(write)

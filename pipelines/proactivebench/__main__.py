@@ -1,0 +1,3 @@
+from pipelines.proactivebench.build import main
+
+main()

@@ -1,0 +1,215 @@
+"""``python -m pipelines.proactivebench``: build a ProactiveBench release.
+
+Reads a YAML config (default ``configs/proactivebench.yaml``), runs the Beam pipeline on the
+embedded FnApiRunner unless Beam options say otherwise, then writes the manifest and dataset
+card, checks ``inputs = kept + filtered + rejected`` per environment and publishes atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+import yaml
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from exports.dataset_card import render_card
+from exports.release import (
+    SEMVER_HELP,
+    ReleaseError,
+    StagedBuild,
+    code_version,
+    config_hash,
+    file_inventory,
+    outcome_counts,
+    publish,
+    source_digest,
+    write_empty_shards,
+)
+from pipelines.proactivebench.episodes import BuildConfig
+from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline
+from pipelines.sources import READERS
+from pipelines.sources.base import ReaderConfig
+from schemas.proactivebench import ENVIRONMENTS, EPISODE
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "proactivebench.yaml"
+SPLIT = "test"
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"cannot read config {path}: {exc}") from exc
+    unknown = sorted(set(cfg.get("environments", {})) - set(ENVIRONMENTS))
+    if unknown:
+        raise SystemExit(f"{path}: environments: unknown {unknown}; known: {list(ENVIRONMENTS)}")
+    return cfg
+
+
+def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
+    readers = {}
+    for env, spec in sorted(cfg["environments"].items()):
+        spec = dict(spec or {})
+        root = overrides.get(env) or str(raw_dir / spec.pop("path", env))
+        spec.pop("path", None)
+        per_class = spec.pop("per_class", None)
+        if not Path(root).exists() and "://" not in root:
+            raise SystemExit(f"source directory for {env} not found: {root} (set RAW_DIR or {env}=PATH)")
+        config = ReaderConfig(per_class=per_class, global_seed=int(cfg.get("global_seed", 0)), extra=spec)
+        readers[env] = READERS[env](root, config)
+    return readers
+
+
+def beam_options(beam_args: list[str]) -> PipelineOptions:
+    """Embedded FnApiRunner by default (SPEC §4: DirectRunner first tries to download Prism)."""
+    args = list(beam_args)
+    if not any(a.startswith("--runner") for a in args):
+        args.append("--runner=FnApiRunner")
+    return PipelineOptions(args)
+
+
+def run(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
+    parser.add_argument("--out", type=Path, default=Path("out"))
+    parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
+                        help="per-dataset directory override, e.g. coco=/data/coco")
+    parser.add_argument("--probes", default=None, help="leak-filter probe pool YAML")
+    parser.add_argument("--only", default=None, help="comma-separated environments to build")
+    args, beam_args = parser.parse_known_args(argv)
+
+    cfg = load_config(args.config)
+    if args.only:
+        keep = set(args.only.split(","))
+        cfg["environments"] = {k: v for k, v in cfg["environments"].items() if k in keep}
+    overrides = dict(s.split("=", 1) for s in args.source)
+    readers = make_readers(cfg, args.raw_dir, overrides)
+    version = str(cfg["version"])
+    seed = int(cfg.get("global_seed", 0))
+    probes = args.probes or cfg.get("probes")
+    clip = (cfg.get("negatives") or {}).get("clip")
+    strategies = dict((cfg.get("negatives") or {}).get("strategy") or {})
+
+    out_root = args.out.resolve() / BENCHMARK
+    out_root.mkdir(parents=True, exist_ok=True)
+    staging = out_root / f".staging-{version}-{uuid.uuid4().hex[:8]}"
+    final = out_root / version
+    pcfg = PipelineConfig(
+        staging=str(staging),
+        split=SPLIT,
+        build=BuildConfig(global_seed=seed, negative_strategy=strategies),
+        open_ended_per_environment=int(cfg.get("open_ended_per_environment", 100)),
+        clip=clip,
+        probes_config=probes,
+    )
+    print(f"[benchforge] building {BENCHMARK} {version} from {args.raw_dir} "
+          f"({', '.join(readers)}) → {final}", file=sys.stderr)
+    try:
+        with beam.Pipeline(options=beam_options(beam_args)) as p:
+            build_pipeline(p, readers, pcfg)
+        manifest = finalize(staging, cfg, readers, version, seed, probes, clip)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    publish(staging, final)
+    print_summary(final, manifest)
+    return final
+
+
+def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip) -> dict[str, Any]:
+    envs = sorted(readers)
+    write_empty_shards(staging, [f"data/{e}" for e in envs], EPISODE, SPLIT)
+    staged = StagedBuild.load(staging)
+    counts = {e: outcome_counts(staged.counts.get(e, {})) for e in envs}
+    broken = {e: c for e, c in counts.items() if c["inputs"] != c["kept"] + c["filtered"] + c["rejected"]}
+    if broken:
+        raise ReleaseError(f"inputs != kept + filtered + rejected: {broken}")
+    files = file_inventory(staging)
+    kept_rows = {e: sum(f["rows"] for f in files if f["path"].startswith(f"data/{e}/")) for e in envs}
+    mismatch = {e: (kept_rows[e], counts[e]["kept"]) for e in envs if kept_rows[e] != counts[e]["kept"]}
+    if mismatch:
+        raise ReleaseError(f"rows written differ from kept counts (rows, kept): {mismatch}")
+    warnings = []
+    if not probes:
+        warnings.append(
+            "The 25% leak filter (seed 000 App. 0.A.8) was NOT applied to this release: no probe "
+            "pool was configured, so samples a model answers on the first turn are still included."
+        )
+    strategies = staged.extra.get("negatives", [])
+    if any(s["environment"] == "coco" and s["strategy"] != "clip_text" for s in strategies):
+        warnings.append(
+            "COCO wrong options are random categories, not CLIP hard negatives "
+            "(no CLIP model was configured; see negatives.strategies in manifest.json)."
+        )
+    if clip and clip.get("random_weights"):
+        warnings.append("CLIP hard negatives were mined with RANDOM weights (test configuration).")
+    manifest = {
+        "benchmark": BENCHMARK,
+        "version": version,
+        "versioning": SEMVER_HELP,
+        "schema": {"record": EPISODE.name, "version": EPISODE.version},
+        "code_version": code_version(),
+        "config_sha256": config_hash(cfg),
+        "config": cfg,
+        "global_seed": seed,
+        "split": SPLIT,
+        "sources": {e: {"root": readers[e].root, **source_digest(staged.sources.get(e, []))}
+                    for e in envs},
+        "stages": {e: dict(sorted(staged.counts.get(e, {}).items())) for e in envs},
+        "counts": counts,
+        "negatives": {"strategies": strategies, "clip": clip},
+        "leak_filter": {"applied": bool(probes), "probes_config": probes},
+        "warnings": warnings,
+        "files": files,
+    }
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    usage = (
+        "import datasets\n"
+        "ds = datasets.load_dataset('/abs/path/to/this/release', 'coco', split='test')\n"
+        "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
+    )
+    card = render_card(
+        title="ProactiveBench",
+        summary=(
+            "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
+            "help (a proactive suggestion) before it can answer (seed 000 §3). Built by benchforge."
+        ),
+        manifest=manifest,
+        groups={e: f"data/{e}" for e in envs},
+        split=SPLIT,
+        schema=EPISODE,
+        warnings=warnings,
+        usage=usage,
+    )
+    (staging / "README.md").write_text(card)
+    (staging / "reports").mkdir(exist_ok=True)
+    shutil.rmtree(staging / "_build")
+    return manifest
+
+
+def print_summary(final: Path, manifest: dict[str, Any]) -> None:
+    print(f"\nRelease written to {final}")
+    print(f"{'environment':<12} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}")
+    for env, c in sorted(manifest["counts"].items()):
+        print(f"{env:<12} {c['inputs']:>7} {c['kept']:>6} {c['filtered']:>9} {c['rejected']:>9}")
+    for w in manifest["warnings"]:
+        print(f"WARNING: {w}")
+
+
+def main() -> None:
+    try:
+        run()
+    except ReleaseError as exc:
+        raise SystemExit(f"release not published: {exc}") from exc
+
+
+if __name__ == "__main__":
+    main()

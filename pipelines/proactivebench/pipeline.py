@@ -1,0 +1,282 @@
+"""The ProactiveBench Beam pipeline: read → build episode → self-check → (leak filter) → write.
+
+Each step is a small named PTransform; nothing keeps local state, and all files go through Beam
+file systems, so the pipeline runs on the embedded FnApiRunner (default, SPEC §4) or any Beam
+runner. The driver (:mod:`pipelines.proactivebench.build`) turns the staged output into a
+release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.pvalue import AsDict, TaggedOutput
+
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.common.progress import ReportProgress
+from pipelines.common.seeding import seed_bytes
+from pipelines.common.transforms import REJECTED, ReadSource, WriteJson, WriteShardedParquet
+from pipelines.proactivebench.episodes import BuildConfig, build_episode
+from pipelines.proactivebench.selfcheck import self_check
+from pipelines.sources.base import SourceItem, SourceReader
+from schemas.outcomes import REJECTION
+from schemas.proactivebench import EPISODE, FILTERED_EPISODE
+
+BENCHMARK = "proactivebench"
+FILTERED = "filtered"
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    staging: str
+    split: str
+    build: BuildConfig
+    open_ended_per_environment: int = 100
+    clip: dict[str, Any] | None = None  # HardNegativeMiner settings, None = no CLIP miner
+    probes_config: str | None = None  # leak-filter probe pool (YAML path), None = not applied
+    probe_batch_size: int = 16
+
+
+def vocabulary_key(item: SourceItem) -> tuple[str, str]:
+    """Wrong options come from labels of the same kind (VSOD names vs counts vs events)."""
+    return item.environment, str(item.metadata.get("question_type", ""))
+
+
+class BuildEpisodes(beam.DoFn):
+    """SourceItem → EPISODE record; unusable items become rejections (stage ``build``)."""
+
+    def __init__(self, config: BuildConfig, clip: dict[str, Any] | None) -> None:
+        self.config = config
+        self.clip = clip
+        self.miner = None
+
+    def setup(self) -> None:
+        if self.clip:
+            from filtering.negatives import HardNegativeMiner
+
+            miner = HardNegativeMiner(**self.clip)
+            self.miner = lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
+
+    def process(self, item: SourceItem, base_vocab: dict, observed: dict):
+        env_key = vocabulary_key(item)
+        vocab = set(observed.get(env_key, []))
+        if not env_key[1]:  # no question type: the dataset's full label set applies
+            vocab |= set(base_vocab.get(item.environment, []))
+        try:
+            yield build_episode(item, sorted(vocab), self.config, self.miner)
+        except BadInput as err:
+            yield TaggedOutput(
+                REJECTED,
+                Rejection.from_bad_input(
+                    err, benchmark=BENCHMARK, environment=item.environment, stage="build",
+                    item_id=item.source_id,
+                ),
+            )
+
+
+class SelfCheck(beam.DoFn):
+    """Replay with oracle / always-abstain / always-proactive policies (issue: self-check)."""
+
+    def process(self, episode: dict):
+        reason = self_check(episode)
+        if reason is None:
+            yield episode
+            return
+        yield TaggedOutput(
+            REJECTED,
+            Rejection(
+                item_id=episode["source_id"], benchmark=BENCHMARK,
+                environment=episode["environment"], stage="self_check",
+                source_file=episode["frame_sources"][0].split("#")[0], field="states",
+                reason=reason,
+            ),
+        )
+
+
+class LeakFilterDoFn(beam.DoFn):
+    """Probe the first turn of a batch of episodes and apply the 25% rule (App. 0.A.8)."""
+
+    def __init__(self, probes_config: str) -> None:
+        self.probes_config = probes_config
+        self.filter = None
+
+    def setup(self) -> None:
+        from filtering.leak import LeakFilter, LeakFilterConfig
+
+        self.filter = LeakFilter(LeakFilterConfig.from_yaml(self.probes_config))
+
+    def process(self, batch: list[dict]):
+        results = self.filter.probe(batch)
+        for episode in batch:
+            episode = dict(episode, probe_results=results.get(episode["id"], []))
+            decision, reason, evidence = self.filter.decide(episode["probe_results"])
+            if decision == "keep":
+                yield episode
+            elif decision == "filter":
+                yield TaggedOutput(
+                    FILTERED,
+                    dict(episode, filter_name="leak_filter", filter_reason=reason,
+                         filter_evidence=evidence),
+                )
+            else:  # unresolved and configured to reject
+                yield TaggedOutput(
+                    REJECTED,
+                    Rejection(
+                        item_id=episode["source_id"], benchmark=BENCHMARK,
+                        environment=episode["environment"], stage="leak_filter",
+                        source_file=episode["frame_sources"][0].split("#")[0],
+                        field="probe_results", reason=reason,
+                    ),
+                )
+
+
+def _oeg_rank(seed: int, episode_id: str) -> str:
+    return seed_bytes(seed, episode_id, "open_ended").hex()
+
+
+class SelectOpenEnded(beam.PTransform):
+    """Mark a seeded subset of N episodes per environment for open-ended evaluation (App. 0.B)."""
+
+    def __init__(self, per_environment: int, seed: int) -> None:
+        super().__init__()
+        self.per_environment = per_environment
+        self.seed = seed
+
+    def expand(self, episodes):
+        seed, n = self.seed, self.per_environment
+        chosen = (
+            episodes
+            | "RankKey" >> beam.Map(lambda e: (e["environment"], (_oeg_rank(seed, e["id"]), e["id"])))
+            | "Smallest" >> beam.combiners.Top.PerKey(n, reverse=True)
+            | "Ids" >> beam.FlatMapTuple(lambda env, pairs: [(i, True) for _, i in pairs])
+        )
+        return episodes | "Mark" >> beam.Map(
+            lambda e, sel: dict(e, oeg_selected=e["id"] in sel), sel=AsDict(chosen)
+        )
+
+
+def _count(pcoll, label: str, stage: str):
+    return pcoll | f"Count{label}" >> beam.Map(
+        lambda x, s=stage: (x.environment if hasattr(x, "environment") else x["environment"], s)
+    )
+
+
+def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: PipelineConfig) -> None:
+    """Add the whole build to ``p``; outputs land under ``cfg.staging``."""
+    items_all, rejected_all, counts, sources, base_vocab = [], [], [], [], []
+    for env, reader in sorted(readers.items()):
+        read = p | f"Read[{env}]" >> ReadSource(reader)
+        items_all.append(read["items"])
+        rejected_all += [read["listing_rejected"], read["load_rejected"]]
+        counts.append(_count(read["refs"], f"Refs[{env}]", "enumerated"))
+        counts.append(_count(read["listing_rejected"], f"ListRejected[{env}]", "listing_rejected"))
+        counts.append(_count(read["load_rejected"], f"LoadRejected[{env}]", "read_rejected"))
+        base_vocab.append(
+            p
+            | f"Vocabulary[{env}]" >> beam.Create([env])
+            | f"ReadVocabulary[{env}]" >> beam.Map(lambda e, r=reader: (e, r.vocabulary()))
+        )
+    items = items_all | "AllItems" >> beam.Flatten()
+    sources = (
+        items
+        | "SourceFiles" >> beam.FlatMap(
+            lambda it: [(it.environment, f"{path}\t{sha}") for path, sha in it.source_files]
+        )
+        | "DistinctSourceFiles" >> beam.Distinct()
+    )
+    observed = (
+        items
+        | "LabelByKind" >> beam.Map(lambda it: (vocabulary_key(it), it.category))
+        | "DistinctLabels" >> beam.Distinct()
+        | "GroupLabels" >> beam.GroupByKey()
+        | "SortLabels" >> beam.MapTuple(lambda k, v: (k, sorted(v)))
+    )
+    vocab = base_vocab | "AllVocabularies" >> beam.Flatten()
+    built = items | "BuildEpisodes" >> beam.ParDo(
+        BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocab), observed=AsDict(observed)
+    ).with_outputs(REJECTED, main="episodes")
+    checked = built.episodes | "SelfCheck" >> beam.ParDo(SelfCheck()).with_outputs(
+        REJECTED, main="episodes"
+    )
+    rejected_all += [built[REJECTED], checked[REJECTED]]
+    counts.append(_count(built[REJECTED], "BuildRejected", "build_rejected"))
+    counts.append(_count(checked[REJECTED], "SelfCheckRejected", "self_check_rejected"))
+
+    episodes = checked.episodes
+    filtered = None
+    if cfg.probes_config:
+        probed = (
+            episodes
+            | "BatchForProbes" >> beam.BatchElements(
+                min_batch_size=1, max_batch_size=cfg.probe_batch_size
+            )
+            | "LeakFilter" >> beam.ParDo(LeakFilterDoFn(cfg.probes_config)).with_outputs(
+                FILTERED, REJECTED, main="episodes"
+            )
+        )
+        episodes, filtered = probed.episodes, probed[FILTERED]
+        rejected_all.append(probed[REJECTED])
+        counts.append(_count(filtered, "Filtered", "filtered"))
+        counts.append(_count(probed[REJECTED], "LeakRejected", "leak_rejected"))
+
+    kept = (
+        episodes
+        | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment, cfg.build.global_seed)
+        | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
+    )
+    counts.append(_count(kept, "Kept", "kept"))
+
+    rejected = rejected_all | "AllRejected" >> beam.Flatten()
+    kept_files = kept | "WriteKept" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split
+    )
+    rejected_files = (
+        rejected
+        | "RejectionRecords" >> beam.Map(lambda r: r.to_record())
+        | "WriteRejected" >> WriteShardedParquet(
+            cfg.staging, lambda r: "rejected", REJECTION, "rejected", unique=False
+        )
+    )
+    files = [kept_files, rejected_files]
+    if filtered is not None:
+        files.append(
+            filtered
+            | "WriteFilteredShards" >> WriteShardedParquet(
+                cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered"
+            )
+        )
+    (files | "AllFiles" >> beam.Flatten()) | "WriteFileList" >> WriteJson(
+        f"{cfg.staging}/_build/files.json"
+    )
+    (
+        counts
+        | "AllCounts" >> beam.Flatten()
+        | "CountPerStage" >> beam.combiners.Count.PerElement()
+        | "CountRecords" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
+        | "WriteCounts" >> WriteJson(f"{cfg.staging}/_build/counts.json")
+    )
+    (
+        sources
+        | "SourceRecords" >> beam.MapTuple(
+            lambda env, line: {"environment": env, "file": line.split("\t")[0],
+                               "sha256": line.split("\t")[1]}
+        )
+        | "WriteSources" >> WriteJson(f"{cfg.staging}/_build/sources.json")
+    )
+    (
+        vocab
+        | "VocabSizes" >> beam.MapTuple(lambda env, v: {"environment": env, "labels": len(v)})
+        | "WriteVocab" >> WriteJson(f"{cfg.staging}/_build/vocabulary.json")
+    )
+    (
+        built.episodes
+        | "NegativeStrategy" >> beam.Map(lambda e: (e["environment"], e["negative_strategy"]))
+        | "CountStrategy" >> beam.combiners.Count.PerElement()
+        | "StrategyRecords" >> beam.MapTuple(
+            lambda k, n: {"environment": k[0], "strategy": k[1], "n": n}
+        )
+        | "WriteStrategies" >> WriteJson(f"{cfg.staging}/_build/negatives.json")
+    )
+
