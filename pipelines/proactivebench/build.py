@@ -36,7 +36,8 @@ from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline
 from pipelines.sources import READERS
 from pipelines.sources.base import ReaderConfig
-from schemas.proactivebench import ENVIRONMENTS, EPISODE
+from schemas.outcomes import REJECTION
+from schemas.proactivebench import ENVIRONMENTS, EPISODE, FILTERED_EPISODE
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "proactivebench.yaml"
 SPLIT = "test"
@@ -127,6 +128,9 @@ def run(argv: list[str] | None = None) -> Path:
 def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip) -> dict[str, Any]:
     envs = sorted(readers)
     write_empty_shards(staging, [f"data/{e}" for e in envs], EPISODE, SPLIT)
+    # filtered/ and rejected/ always exist, so "nothing filtered" is visible, not ambiguous
+    write_empty_shards(staging, ["filtered"], FILTERED_EPISODE, "filtered")
+    write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
     staged = StagedBuild.load(staging)
     counts = {e: outcome_counts(staged.counts.get(e, {})) for e in envs}
     broken = {e: c for e, c in counts.items() if c["inputs"] != c["kept"] + c["filtered"] + c["rejected"]}

@@ -39,9 +39,13 @@ class PipelineConfig:
     probe_batch_size: int = 16
 
 
-def vocabulary_key(item: SourceItem) -> tuple[str, str]:
-    """Wrong options come from labels of the same kind (VSOD names vs counts vs events)."""
-    return item.environment, str(item.metadata.get("question_type", ""))
+def vocabulary_for(item: SourceItem, base_vocab: dict[str, list[str]]) -> list[str]:
+    """Labels wrong options are drawn from: the item's own question type's labels when the
+    source has question types (VSOD names vs counts vs events, ChangeIt objects vs actions —
+    seed 000 App. 0.A.2, 0.A.6), else the dataset's full label set."""
+    if "question_type" in item.metadata:
+        return sorted(item.metadata.get("type_vocabulary", []))
+    return base_vocab.get(item.environment, [])
 
 
 class BuildEpisodes(beam.DoFn):
@@ -59,13 +63,9 @@ class BuildEpisodes(beam.DoFn):
             miner = HardNegativeMiner(**self.clip)
             self.miner = lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
 
-    def process(self, item: SourceItem, base_vocab: dict, observed: dict):
-        env_key = vocabulary_key(item)
-        vocab = set(observed.get(env_key, []))
-        if not env_key[1]:  # no question type: the dataset's full label set applies
-            vocab |= set(base_vocab.get(item.environment, []))
+    def process(self, item: SourceItem, base_vocab: dict):
         try:
-            yield build_episode(item, sorted(vocab), self.config, self.miner)
+            yield build_episode(item, vocabulary_for(item, base_vocab), self.config, self.miner)
         except BadInput as err:
             yield TaggedOutput(
                 REJECTED,
@@ -186,16 +186,9 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
         )
         | "DistinctSourceFiles" >> beam.Distinct()
     )
-    observed = (
-        items
-        | "LabelByKind" >> beam.Map(lambda it: (vocabulary_key(it), it.category))
-        | "DistinctLabels" >> beam.Distinct()
-        | "GroupLabels" >> beam.GroupByKey()
-        | "SortLabels" >> beam.MapTuple(lambda k, v: (k, sorted(v)))
-    )
     vocab = base_vocab | "AllVocabularies" >> beam.Flatten()
     built = items | "BuildEpisodes" >> beam.ParDo(
-        BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocab), observed=AsDict(observed)
+        BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocab)
     ).with_outputs(REJECTED, main="episodes")
     checked = built.episodes | "SelfCheck" >> beam.ParDo(SelfCheck()).with_outputs(
         REJECTED, main="episodes"

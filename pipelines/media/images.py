@@ -1,0 +1,106 @@
+"""Decode, encode, crop and resize images deterministically.
+
+Why a wrapper around Pillow: readers must turn a corrupt file into a :class:`BadInput` naming
+the file (SPEC §3 "Bad input"), never an uncaught ``OSError`` deep inside a Beam worker, and the
+encoders must not embed anything that varies between runs (timestamps, EXIF, ICC blobs), so a
+rebuilt release is byte-identical.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Literal
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from pipelines.common.errors import BadInput
+
+ImageFormat = Literal["png", "jpeg"]
+JPEG_QUALITY = 95  # high enough that re-encoded crops keep the detail a model needs
+PNG_COMPRESS_LEVEL = 6
+
+Box = tuple[int, int, int, int]  # (left, top, right, bottom), PIL convention
+
+
+def decode_image(data: bytes, source_file: str, field: str = "file") -> Image.Image:
+    """Decode bytes into an RGB image, fully loaded; corrupt or truncated data ⇒ BadInput."""
+    if not data:
+        raise BadInput(source_file, field, "empty file")
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()  # force the full decode: a truncated JPEG fails here, not later
+            return img.convert("RGB")
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise BadInput(
+            source_file, field, f"cannot decode image: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def sniff_format(data: bytes) -> ImageFormat | None:
+    """'png' / 'jpeg' from the magic bytes, ``None`` for anything else (BMP, WebP...)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    return None
+
+
+def encode_image(img: Image.Image, fmt: ImageFormat = "png") -> bytes:
+    """Encode without metadata; the output depends only on the pixels and the format."""
+    buf = io.BytesIO()
+    img = img.convert("RGB") if img.mode not in ("RGB", "L") else img
+    if fmt == "png":
+        img.save(buf, format="PNG", optimize=False, compress_level=PNG_COMPRESS_LEVEL)
+    elif fmt == "jpeg":
+        img.save(buf, format="JPEG", quality=JPEG_QUALITY, optimize=False, progressive=False,
+                 subsampling=0)
+    else:
+        raise ValueError(f"unsupported image format {fmt!r}")
+    return buf.getvalue()
+
+
+def passthrough_or_png(data: bytes, source_file: str, field: str = "file") -> tuple[bytes, str]:
+    """Keep PNG/JPEG bytes untouched (after checking they decode); re-encode others as PNG.
+
+    Returns (bytes, op) where ``op`` is ``""`` for untouched bytes and ``"png"`` otherwise, so
+    the frame's ``source`` records whether the release holds the original file.
+    """
+    img = decode_image(data, source_file, field)
+    if sniff_format(data) is not None:
+        return data, ""
+    return encode_image(img, "png"), "png"
+
+
+def crop(img: Image.Image, box: Box) -> Image.Image:
+    """Crop with integer box; the box must lie inside the image (callers clip first)."""
+    left, top, right, bottom = box
+    if not (0 <= left < right <= img.width and 0 <= top < bottom <= img.height):
+        raise ValueError(f"crop box {box} outside image {img.size}")
+    return img.crop(box)
+
+
+def resize(img: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """Resize to (width, height) with a fixed bicubic filter, never a library default."""
+    return img.resize(size, Image.Resampling.BICUBIC)
+
+
+def resize_short_edge(img: Image.Image, short: int) -> Image.Image:
+    """Scale so the short edge is ``short`` px (the paper's memory-saving resize, seed 000 §0.C)."""
+    scale = short / min(img.size)
+    return resize(img, (max(1, round(img.width * scale)), max(1, round(img.height * scale))))
+
+
+def center_crop(img: Image.Image, size: int) -> Image.Image:
+    """Central ``size``×``size`` square (after resize_short_edge this is the ImageNet protocol)."""
+    left = (img.width - size) // 2
+    top = (img.height - size) // 2
+    return crop(img, (left, top, left + size, top + size))
+
+
+def to_array(img: Image.Image) -> np.ndarray:
+    return np.asarray(img.convert("RGB"), dtype=np.uint8)
+
+
+def from_array(arr: np.ndarray) -> Image.Image:
+    return Image.fromarray(np.ascontiguousarray(arr, dtype=np.uint8))

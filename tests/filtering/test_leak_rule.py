@@ -1,0 +1,140 @@
+"""The App. 0.A.8 decision rule, unresolved handling and config validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from filtering.leak import LeakFilter, LeakFilterConfig, leaks
+from filtering.probes import ProbeConfigError
+
+
+def results(correct: int, wrong: int, failed: int = 0) -> list[dict]:
+    rows = []
+    for i in range(correct):
+        rows.append(
+            {
+                "model": f"c{i}",
+                "backend": "openai",
+                "status": "answered",
+                "raw_answer": "D",
+                "parsed": "cat",
+                "correct": True,
+            }
+        )
+    for i in range(wrong):
+        rows.append(
+            {
+                "model": f"w{i}",
+                "backend": "gemini",
+                "status": "answered",
+                "raw_answer": "C",
+                "parsed": "dog",
+                "correct": False,
+            }
+        )
+    for i in range(failed):
+        rows.append(
+            {
+                "model": f"f{i}",
+                "backend": "openai",
+                "status": "failed",
+                "raw_answer": "",
+                "parsed": "",
+                "correct": False,
+            }
+        )
+    return rows
+
+
+def pool_config(n: int = 22, **leak: object) -> LeakFilterConfig:
+    probes = [{"backend": "precomputed", "model": f"m{i}", "path": "x.jsonl"} for i in range(n)]
+    lf = {"unresolved_policy": "reject", "min_answering_models": 11}
+    lf.update(leak)
+    return LeakFilterConfig.from_dict({"leak_filter": lf, "probes": probes})
+
+
+def test_threshold_is_exact_six_of_twenty_two() -> None:
+    assert leaks(6, 22, 0.25) and not leaks(5, 22, 0.25)
+    assert leaks(1, 4, 0.25)  # exactly 25% counts (≥), no float rounding
+    assert not leaks(0, 0, 0.25)
+    lf = LeakFilter(pool_config())
+    decision, reason, evidence = lf.decide(results(6, 16))
+    assert decision == "filter" and "6/22" in reason
+    ev = json.loads(evidence)
+    assert (ev["correct"], ev["answering"], ev["threshold"]) == (6, 22, 0.25)
+    assert len(ev["per_model"]) == 22 and ev["per_model"][0]["raw_answer"] == "D"
+    assert lf.decide(results(5, 17))[0] == "keep"
+    assert lf.route("filter") == "filtered" and lf.route("keep") == "kept"
+
+
+def test_failed_models_are_not_wrong() -> None:
+    lf = LeakFilter(pool_config())
+    # 3 correct of 12 answering = 25% → leak; counting the 10 failures as wrong would keep it
+    decision, _, evidence = lf.decide(results(3, 9, failed=10))
+    assert decision == "filter"
+    assert json.loads(evidence)["failed_models"] == [f"f{i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("policy,route", [("keep", "kept"), ("filter", "filtered"), ("reject", "rejected")])
+def test_unresolved_is_routed_by_explicit_policy(policy: str, route: str) -> None:
+    lf = LeakFilter(pool_config(unresolved_policy=policy))
+    decision, reason, _ = lf.decide(results(5, 5, failed=12))  # 10 answering < 11
+    assert decision == "unresolved"
+    assert "only 10 of 22" in reason and policy in reason
+    assert lf.route(decision) == route
+
+
+def test_unresolved_policy_must_be_explicit() -> None:
+    with pytest.raises(ProbeConfigError, match="unresolved_policy must be set explicitly"):
+        LeakFilterConfig.from_dict({"probes": [{"backend": "openai", "model": "m"}]})
+
+
+def test_no_probes_builds_and_says_not_applied(tmp_path: Path) -> None:
+    cfg_path = tmp_path / "none.yaml"
+    cfg_path.write_text("leak_filter:\n  threshold: 0.25\nprobes: []\n")
+    lf = LeakFilter(str(cfg_path))
+    assert not lf.applied
+    desc = lf.describe()
+    assert desc["applied"] is False and "NOT applied" in desc["notice"]
+    assert "NOT applied" in lf.card_notice()
+    decision, reason, _ = lf.decide([])
+    assert decision == "keep" and "not applied" in reason
+
+
+def test_config_errors_name_the_entry(tmp_path: Path) -> None:
+    with pytest.raises(ProbeConfigError, match=r"probes\[0\].*api_key_env"):
+        LeakFilterConfig.from_dict(
+            {
+                "leak_filter": {"unresolved_policy": "keep"},
+                "probes": [{"backend": "openai", "model": "m", "api_key": "sk-secret"}],
+            }
+        )
+    with pytest.raises(ProbeConfigError, match=r"probes\[1\]: backend must be one of"):
+        LeakFilterConfig.from_dict(
+            {
+                "leak_filter": {"unresolved_policy": "keep"},
+                "probes": [{"backend": "clip", "model": "m"}, {"backend": "llama", "model": "m"}],
+            }
+        )
+    with pytest.raises(ProbeConfigError, match="duplicate probe names"):
+        LeakFilterConfig.from_dict(
+            {
+                "leak_filter": {"unresolved_policy": "keep"},
+                "probes": [{"backend": "openai", "model": "m"}, {"backend": "gemini", "model": "m"}],
+            }
+        )
+    with pytest.raises(ProbeConfigError, match="backends.openai: .*'concurency'"):
+        LeakFilterConfig.from_dict({"backends": {"openai": {"concurency": 3}}})
+    with pytest.raises(ProbeConfigError, match="does not exist"):
+        LeakFilterConfig.from_yaml(str(tmp_path / "missing.yaml"))
+
+
+def test_example_config_parses() -> None:
+    root = Path(__file__).resolve().parents[2]
+    cfg = LeakFilterConfig.from_yaml(str(root / "configs" / "probes.example.yaml"))
+    assert cfg.threshold == 0.25 and cfg.unresolved_policy in ("keep", "filter", "reject")
+    assert {p.backend for p in cfg.probes} == {"openai", "gemini", "precomputed", "clip"}
+    assert cfg.limits["openai"].concurrency >= 1

@@ -1,0 +1,62 @@
+"""Image decode/encode: clear errors on corrupt bytes, byte-identical encodes."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import skimage.data
+from PIL import Image
+
+from pipelines.common.errors import BadInput
+from pipelines.media.images import (
+    center_crop,
+    crop,
+    decode_image,
+    encode_image,
+    passthrough_or_png,
+    resize_short_edge,
+    sniff_format,
+)
+
+
+def test_encode_is_deterministic_and_roundtrips() -> None:
+    img = Image.fromarray(skimage.data.chelsea())
+    for fmt in ("png", "jpeg"):
+        a, b = encode_image(img, fmt), encode_image(img.copy(), fmt)
+        assert a == b and sniff_format(a) == fmt
+    png = encode_image(img, "png")
+    assert np.array_equal(np.asarray(decode_image(png, "x.png")), skimage.data.chelsea())
+
+
+def test_corrupt_and_truncated_jpeg() -> None:
+    good = encode_image(Image.fromarray(skimage.data.coffee()), "jpeg")
+    with pytest.raises(BadInput) as trunc:
+        decode_image(good[: len(good) // 2], "a/b.jpg", field="frames[3]")
+    assert (trunc.value.source_file, trunc.value.field) == ("a/b.jpg", "frames[3]")
+    assert "truncated" in trunc.value.reason
+    with pytest.raises(BadInput) as garbage:
+        decode_image(b"\xff\xd8\xff\xe0garbage", "c.jpg")
+    assert garbage.value.field == "file" and "cannot decode image" in garbage.value.reason
+    with pytest.raises(BadInput, match="empty file"):
+        decode_image(b"", "d.jpg")
+
+
+def test_passthrough_keeps_jpeg_and_converts_bmp() -> None:
+    img = Image.fromarray(skimage.data.astronaut()[:64, :64])
+    jpg = encode_image(img, "jpeg")
+    assert passthrough_or_png(jpg, "x.jpg") == (jpg, "")
+    buf = io.BytesIO()
+    img.save(buf, format="BMP")
+    out, op = passthrough_or_png(buf.getvalue(), "x.bmp")
+    assert op == "png" and sniff_format(out) == "png"
+
+
+def test_geometry() -> None:
+    img = Image.fromarray(skimage.data.chelsea())  # 451x300
+    assert resize_short_edge(img, 256).size == (385, 256)
+    assert center_crop(resize_short_edge(img, 256), 224).size == (224, 224)
+    assert crop(img, (10, 20, 110, 70)).size == (100, 50)
+    with pytest.raises(ValueError):
+        crop(img, (400, 0, 500, 10))

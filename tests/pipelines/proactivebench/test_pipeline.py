@@ -1,0 +1,179 @@
+"""End to end: the Beam pipeline on the demo corpus (real registry media in native layouts).
+
+Checks what the issue asks a release to show: counts add up per environment, bad input of each
+kind lands in ``rejected/`` naming file and field, rebuilds and 1-vs-2-worker builds are
+byte-identical, and ``datasets`` decodes the frames without a cast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import apache_beam as beam
+import pandas as pd
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipelines.proactivebench.build import run
+from pipelines.proactivebench.pipeline import SelectOpenEnded, SelfCheck
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("corpus") / "demo"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_demo_corpus.py"), "--out", str(out), "--no-check"],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"demo corpus failed: {proc.stderr[-2000:]}")
+    return out
+
+
+def parquet_digests(release: Path) -> dict[str, str]:
+    return {
+        p.relative_to(release).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(release.rglob("*.parquet"))
+    }
+
+
+@pytest.fixture(scope="module")
+def release(corpus, tmp_path_factory) -> Path:
+    return run(["--raw-dir", str(corpus), "--out", str(tmp_path_factory.mktemp("out"))])
+
+
+def test_demo_release_counts_add_up_and_everything_is_kept(release):
+    manifest = json.loads((release / "manifest.json").read_text())
+    expected = {"changeit": 4, "coco": 5, "imagenet_c": 5, "mvpn": 5, "quickdraw": 8, "rod": 5, "vsod": 4}
+    assert {e: c["kept"] for e, c in manifest["counts"].items()} == expected
+    for c in manifest["counts"].values():
+        assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"]
+    # the manifest inventories real files with their hashes and row counts
+    for f in manifest["files"]:
+        data = (release / f["path"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"]
+    assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("data/")) == 36
+    assert manifest["leak_filter"]["applied"] is False
+    card = (release / "README.md").read_text()
+    assert "leak filter" in card and "NOT applied" in card
+    assert "config_name: coco" in card and "config_name: all" in card
+
+
+def test_rebuild_and_two_workers_are_byte_identical(corpus, release, tmp_path):
+    again = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "a")])
+    two = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "b"),
+               "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    reference = parquet_digests(release)
+    assert len(reference) == 9  # 7 environments + filtered/ + rejected/
+    assert parquet_digests(again) == reference
+    assert parquet_digests(two) == reference
+
+
+def test_datasets_decodes_frames_without_a_cast(release, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+    from PIL import Image
+
+    ds = datasets.load_dataset(str(release), "quickdraw", split="test")
+    assert len(ds) == 8
+    row = ds[0]
+    assert all(isinstance(f, Image.Image) for f in row["frames"])
+    assert row["answer"] in row["categories"] and len(row["categories"]) == 4
+    first = row["states"][row["start_state"]]
+    letters = [f"{chr(65 + i)}. " for i in range(len(first["option_ids"]) + 4)]
+    assert all(letter in row["first_turn_prompt"] for letter in letters)
+    assert len(datasets.load_dataset(str(release), "all", split="test")) == 36
+
+
+def break_corpus(src: Path, dst: Path) -> dict[str, tuple[str, str]]:
+    """Copy the corpus and plant one bad input per kind; returns env -> (file, field) expected."""
+    shutil.copytree(src, dst)
+    # corrupt JPEG in a ROD sequence
+    rod = [json.loads(x) for x in (dst / "rod" / "manifest.jsonl").read_text().splitlines()]
+    bad_frame = rod[0]["frames"][3]
+    (dst / "rod" / bad_frame).write_bytes(b"\xff\xd8\xff\xe0 this is not a jpeg")
+    # malformed ndjson line in QuickDraw
+    qd = sorted((dst / "quickdraw").glob("*.ndjson"))[0]
+    qd.write_text(qd.read_text() + '{"word": "cat", "drawing": [[[1, 2]\n')
+    # COCO bbox outside the image
+    ann_file = next((dst / "coco" / "annotations").glob("instances_*.json"))
+    coco = json.loads(ann_file.read_text())
+    per_image = {}
+    for a in coco["annotations"]:
+        per_image.setdefault(a["image_id"], []).append(a)
+    ann = next(a for a in coco["annotations"] if len(per_image[a["image_id"]]) == 1)  # a candidate
+    img = next(i for i in coco["images"] if i["id"] == ann["image_id"])
+    ann["bbox"] = [img["width"] - 5, 0, 50, 50]
+    ann_file.write_text(json.dumps(coco))
+    # missing frame in an MVP-N sequence
+    mvpn = [json.loads(x) for x in (dst / "mvpn" / "manifest.jsonl").read_text().splitlines()]
+    (dst / "mvpn" / mvpn[1]["frames"][2]).unlink()
+    # duplicate id in ChangeIt
+    lines = (dst / "changeit" / "manifest.jsonl").read_text().splitlines()
+    (dst / "changeit" / "manifest.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
+    # truncated video in VSOD
+    (dst / "vsod" / "tree.avi").write_bytes((dst / "vsod" / "tree.avi").read_bytes()[:4096])
+    return {
+        "rod": (bad_frame, "frames[3]"),
+        "quickdraw": (qd.name, "json"),
+        "coco": (ann_file.name, f"annotations[{ann['id']}].bbox"),
+        "mvpn": (mvpn[1]["frames"][2], "frames[2]"),
+        "changeit": ("manifest.jsonl", "id"),
+        "vsod": ("tree.avi", "video"),
+    }
+
+
+def test_bad_input_is_rejected_with_file_and_field(corpus, tmp_path):
+    expected = break_corpus(corpus, tmp_path / "broken")
+    release = run(["--raw-dir", str(tmp_path / "broken"), "--out", str(tmp_path / "out")])
+    manifest = json.loads((release / "manifest.json").read_text())
+    rejected = pd.read_parquet(release / "rejected")
+    for env, (file, field) in expected.items():
+        rows = rejected[rejected.environment == env]
+        assert len(rows) >= 1, env
+        assert any(file in f and field in fld for f, fld in zip(rows.source_file, rows.field, strict=True)), (
+            env, rows[["source_file", "field", "reason"]].to_dict("records"))
+        c = manifest["counts"][env]
+        assert c["rejected"] == len(rows)
+        assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"]
+    # items that were fine are still kept
+    assert manifest["counts"]["imagenet_c"]["kept"] == 5
+
+
+def test_self_check_dofn_keeps_good_and_rejects_broken_episodes():
+    good = {
+        "id": "quickdraw/1", "environment": "quickdraw", "source_id": "1", "answer": "cat",
+        "frame_sources": ["cat.ndjson#1"], "option_kinds": ["abstain", "proactive"],
+        "states": [{"frame": 0, "option_ids": [0, 1], "next_states": [-1, 1]},
+                   {"frame": 1, "option_ids": [0, 1], "next_states": [-1, -1]}],
+        "start_state": 0, "goal_states": [1], "void_states": [], "max_steps": 2,
+    }
+    broken = dict(good, id="quickdraw/2", source_id="2", goal_states=[])
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([good, broken]) | beam.ParDo(SelfCheck()).with_outputs("rejected", main="kept")
+        assert_that(out.kept | "Ids" >> beam.Map(lambda e: e["id"]), equal_to(["quickdraw/1"]), label="Kept")
+        assert_that(
+            out.rejected | "Why" >> beam.Map(lambda r: (r.item_id, r.field, r.reason.split(":")[0])),
+            equal_to([("2", "states", "oracle")]), label="Rejected",
+        )
+
+
+def test_open_ended_subset_is_seeded_and_sized_per_environment():
+    episodes = [{"id": f"rod/{i}", "environment": "rod"} for i in range(7)]
+    episodes += [{"id": f"coco/{i}", "environment": "coco"} for i in range(2)]
+    with TestPipeline(runner="FnApiRunner") as p:
+        marked = p | beam.Create(episodes) | SelectOpenEnded(per_environment=3, seed=0)
+        counts = (
+            marked
+            | beam.Map(lambda e: (e["environment"], int(e["oeg_selected"])))
+            | beam.CombinePerKey(sum)
+        )
+        assert_that(counts, equal_to([("rod", 3), ("coco", 2)]))

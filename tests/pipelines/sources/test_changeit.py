@@ -1,0 +1,72 @@
+"""ChangeIt manifest reader (seed 000 App. 0.A.6)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.sources.base import ItemRef
+from pipelines.sources.changeit import ChangeItReader, reference_of
+
+from .conftest import frame_list, occluded_sequence, write_video
+
+LABELS = [0, 0, 1, 1, 2, 2, 2, 0, 3, 3]
+
+
+def line(sid: str, qtype: str, **kw: object) -> dict:
+    cat = "bike" if qtype == "object" else "riding"
+    return {"id": sid, "frames": frame_list(10), "category": cat, "question_type": qtype,
+            "object": "bike", "action": "riding", "labels": LABELS, **kw}
+
+
+def test_goal_frames_by_question_type(manifest_root: Callable[..., Path]) -> None:
+    root = manifest_root("cit", [line("c1", "object"), line("c2", "action")], n_frames=10)
+    reader = ChangeItReader(str(root))
+    obj, act = (reader.load(x) for x in reader.enumerate() if isinstance(x, ItemRef))
+    assert obj.goal_frames == [2, 3, 4, 5, 6, 8, 9] and obj.reference_frame == 4
+    assert act.goal_frames == [4, 5, 6] and act.reference_frame == 5
+    assert obj.start_frame == act.start_frame == 0
+    assert obj.category == "bike" and act.category == "riding"
+    assert act.metadata["type_vocabulary"] == ["riding"]
+    assert set(act.metadata) == {"question_type", "object", "action", "labels", "type_vocabulary"}
+    assert reader.vocabulary() == ["bike", "riding"]
+
+
+def test_changeit_rejections(manifest_root: Callable[..., Path]) -> None:
+    root = manifest_root("cit", [
+        line("c1", "object", labels=LABELS[:9]),
+        line("c2", "action", labels=[2, *LABELS[1:]]),
+        line("c3", "action", labels=[0, 0, 1, 1, 5, 2, 2, 0, 3, 3]),
+        line("c4", "object", category="riding"),
+    ], n_frames=10)
+    rej = {r.item_id: r.field for r in ChangeItReader(str(root)).enumerate()
+           if isinstance(r, Rejection)}
+    assert rej == {"c1": "labels", "c2": "labels[0]", "c3": "labels[4]", "c4": "category"}
+
+
+def test_reference_is_middle_of_longest_run() -> None:
+    assert reference_of([2, 3, 7, 8, 9, 10]) == 8
+    assert reference_of([1, 2, 5, 6]) == 1
+
+
+def test_video_labels_must_match_decoded_seconds(tmp_path: Path, photos: dict) -> None:
+    root = tmp_path / "cit_video"
+    root.mkdir()
+    seq = occluded_sequence(photos["coffee"][::4, ::4].copy(), 12, 30)  # 6 s at 2 fps
+    data = write_video(root / "clip.avi", seq)
+    (root / "half.avi").write_bytes(data[: len(data) // 2])
+    base = {"video": "clip.avi", "category": "cup", "question_type": "object", "object": "cup",
+            "action": "pouring coffee", "labels": [0, 0, 1, 2, 3, 3]}
+    rows = [{**base, "id": "c1"}, {**base, "id": "c2", "video": "half.avi"}]
+    (root / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reader = ChangeItReader(str(root))
+    refs = {x.source_id: x for x in reader.enumerate() if isinstance(x, ItemRef)}
+    item = reader.load(refs["c1"])
+    assert len(item.frames) == 6 and item.goal_frames == [2, 3, 4, 5]
+    with pytest.raises(BadInput) as exc:
+        reader.load(refs["c2"])
+    assert (exc.value.source_file, exc.value.field) == ("half.avi", "labels")
