@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
+import pyarrow.parquet as pq
 import yaml
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -33,7 +34,7 @@ from exports.release import (
     write_empty_shards,
 )
 from pipelines.proactivebench.episodes import BuildConfig
-from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline
+from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline, make_miner
 from pipelines.sources import READERS
 from pipelines.sources.base import ReaderConfig
 from schemas.outcomes import REJECTION
@@ -110,6 +111,7 @@ def run(argv: list[str] | None = None) -> Path:
         open_ended_per_environment=int(cfg.get("open_ended_per_environment", 100)),
         clip=clip,
         probes_config=probes,
+        run_id=staging.name,
     )
     print(f"[benchforge] building {BENCHMARK} {version} from {args.raw_dir} "
           f"({', '.join(readers)}) → {final}", file=sys.stderr)
@@ -142,7 +144,8 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
     if mismatch:
         raise ReleaseError(f"rows written differ from kept counts (rows, kept): {mismatch}")
     warnings = []
-    if not probes:
+    leak = leak_filter_summary(staging, probes, cfg)
+    if not leak["applied"]:
         warnings.append(
             "The 25% leak filter (seed 000 App. 0.A.8) was NOT applied to this release: no probe "
             "pool was configured, so samples a model answers on the first turn are still included."
@@ -153,8 +156,12 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
             "COCO wrong options are random categories, not CLIP hard negatives "
             "(no CLIP model was configured; see negatives.strategies in manifest.json)."
         )
-    if clip and clip.get("random_weights"):
-        warnings.append("CLIP hard negatives were mined with RANDOM weights (test configuration).")
+    miner = make_miner(clip).describe() if clip else None
+    if miner and miner["random_weights"]:
+        warnings.append(
+            f"CLIP hard negatives were mined with RANDOM open_clip weights ({miner['model']}): they "
+            "are not semantically similar categories (test / smoke configuration only)."
+        )
     manifest = {
         "benchmark": BENCHMARK,
         "version": version,
@@ -169,8 +176,8 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
                     for e in envs},
         "stages": {e: dict(sorted(staged.counts.get(e, {}).items())) for e in envs},
         "counts": counts,
-        "negatives": {"strategies": strategies, "clip": clip},
-        "leak_filter": {"applied": bool(probes), "probes_config": probes},
+        "negatives": {"strategies": strategies, "clip": miner},
+        "leak_filter": leak,
         "warnings": warnings,
         "files": files,
     }
@@ -197,6 +204,36 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
     (staging / "reports").mkdir(exist_ok=True)
     shutil.rmtree(staging / "_build")
     return manifest
+
+
+def leak_filter_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Manifest entry of the leak filter, and its report in ``reports/`` (seed 000 App. 0.A.8:
+    kept/filtered per environment, first-turn accuracy before/after, the threshold's recall)."""
+    from filtering.leak import LeakFilter
+    from filtering.report import env_rows, per_model_accuracy, write_leak_report
+
+    if not probes:
+        return {"applied": False, "probes_config": None}
+    lf = LeakFilter(probes, run_id=staging.name)
+    samples = []
+    for folder in ("data", "filtered"):
+        for shard in sorted((staging / folder).rglob("*.parquet")):
+            table = pq.read_table(shard, columns=["environment", "probe_results"]).to_pylist()
+            for row in table:
+                decision = lf.decide(row["probe_results"])[0]
+                samples.append({**row, "decision": decision, "route": lf.route(decision)})
+    rejected = pq.read_table(staging / "rejected").to_pylist()
+    samples += [{"environment": r["environment"], "route": "rejected", "decision": "unresolved",
+                 "probe_results": []} for r in rejected if r["stage"] == "leak_filter"]
+    report_p = float((cfg.get("leak_report") or {}).get("assumed_success_rate", 0.4))
+    paths = write_leak_report(
+        str(staging / "reports"), env_rows(samples), lf.pool, n=len(lf.pool), p=report_p,
+        threshold=lf.config.threshold,
+        per_model=per_model_accuracy(s["probe_results"] for s in samples), usage=lf.usage(),
+        applied=True,
+    )
+    return {**lf.describe(), "probes_config": probes,
+            "report": [Path(p).relative_to(staging).as_posix() for p in paths]}
 
 
 def print_summary(final: Path, manifest: dict[str, Any]) -> None:

@@ -141,7 +141,10 @@ def _negatives(
             return [(c, 0.0) for c in picked], "similar"
         strategy = "random"  # not enough similar labels for this item: say so in the record
     if strategy == "clip_text" and miner is not None:
-        mined = miner(answer, pool, k)
+        try:
+            mined = miner(answer, pool, k)
+        except ValueError as exc:  # e.g. every candidate excluded as the same concept
+            raise BadInput(where, "category", f"CLIP miner: {exc}", sid) from exc
         if len(mined) == k:
             return mined, "clip_text"
         raise BadInput(where, "category", f"CLIP miner found {len(mined)} of {k} negatives", sid)

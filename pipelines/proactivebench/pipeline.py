@@ -36,6 +36,7 @@ class PipelineConfig:
     open_ended_per_environment: int = 100
     clip: dict[str, Any] | None = None  # HardNegativeMiner settings, None = no CLIP miner
     probes_config: str | None = None  # leak-filter probe pool (YAML path), None = not applied
+    run_id: str = ""  # tags the probe cache's usage log so the report sums all workers
     probe_batch_size: int = 16
 
 
@@ -48,6 +49,23 @@ def vocabulary_for(item: SourceItem, base_vocab: dict[str, list[str]]) -> list[s
     return base_vocab.get(item.environment, [])
 
 
+def make_miner(clip: dict[str, Any]):
+    """The CLIP hard-negative miner from config settings (``filtering.negatives``).
+
+    ``model_config`` (optional) is a directory or JSON file of open_clip model configs to
+    register first — how tests use a tiny architecture, and how a team adds its own.
+    """
+    import open_clip
+
+    from filtering.negatives import HardNegativeMiner
+
+    settings = dict(clip)
+    model_config = settings.pop("model_config", None)
+    if model_config:
+        open_clip.add_model_config(model_config)
+    return HardNegativeMiner(**settings)
+
+
 class BuildEpisodes(beam.DoFn):
     """SourceItem → EPISODE record; unusable items become rejections (stage ``build``)."""
 
@@ -58,9 +76,7 @@ class BuildEpisodes(beam.DoFn):
 
     def setup(self) -> None:
         if self.clip:
-            from filtering.negatives import HardNegativeMiner
-
-            miner = HardNegativeMiner(**self.clip)
+            miner = make_miner(self.clip)
             self.miner = lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
 
     def process(self, item: SourceItem, base_vocab: dict):
@@ -98,29 +114,31 @@ class SelfCheck(beam.DoFn):
 class LeakFilterDoFn(beam.DoFn):
     """Probe the first turn of a batch of episodes and apply the 25% rule (App. 0.A.8)."""
 
-    def __init__(self, probes_config: str) -> None:
+    def __init__(self, probes_config: str, run_id: str) -> None:
         self.probes_config = probes_config
+        self.run_id = run_id
         self.filter = None
 
     def setup(self) -> None:
-        from filtering.leak import LeakFilter, LeakFilterConfig
+        from filtering.leak import LeakFilter
 
-        self.filter = LeakFilter(LeakFilterConfig.from_yaml(self.probes_config))
+        self.filter = LeakFilter(self.probes_config, run_id=self.run_id)
 
     def process(self, batch: list[dict]):
         results = self.filter.probe(batch)
         for episode in batch:
             episode = dict(episode, probe_results=results.get(episode["id"], []))
             decision, reason, evidence = self.filter.decide(episode["probe_results"])
-            if decision == "keep":
+            route = self.filter.route(decision)  # unresolved: the configured explicit policy
+            if route == "kept":
                 yield episode
-            elif decision == "filter":
+            elif route == "filtered":
                 yield TaggedOutput(
                     FILTERED,
                     dict(episode, filter_name="leak_filter", filter_reason=reason,
                          filter_evidence=evidence),
                 )
-            else:  # unresolved and configured to reject
+            else:  # unresolved, and the configured policy says reject
                 yield TaggedOutput(
                     REJECTED,
                     Rejection(
@@ -205,7 +223,7 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
             | "BatchForProbes" >> beam.BatchElements(
                 min_batch_size=1, max_batch_size=cfg.probe_batch_size
             )
-            | "LeakFilter" >> beam.ParDo(LeakFilterDoFn(cfg.probes_config)).with_outputs(
+            | "LeakFilter" >> beam.ParDo(LeakFilterDoFn(cfg.probes_config, cfg.run_id)).with_outputs(
                 FILTERED, REJECTED, main="episodes"
             )
         )
