@@ -19,7 +19,7 @@ RUNNER_ARGS := $(if $(RUNNER),--runner=$(RUNNER),) \
 SOURCE_ARGS := $(foreach e,ROD VSOD MVPN IMAGENET_C QUICKDRAW CHANGEIT COCO,\
   $(if $($(e)_DIR),--source $(shell echo $(e) | tr A-Z a-z)=$($(e)_DIR),))
 
-.PHONY: venv demo-corpus build-proactivebench check test lint clean
+.PHONY: venv demo-corpus build-proactivebench check compat-export benchmark test lint clean
 
 venv:
 	@bash scripts/setup_env.sh
@@ -35,8 +35,17 @@ build-proactivebench: venv demo-corpus
 check: venv
 	$(PY) -m exports.quality_cli $(RELEASE)
 
+# The authors' `proactivebench` layout; --verify replays it in their classes under Python 3.12.
+compat-export: venv
+	$(PY) -m exports.compat_proactivebench $(RELEASE) $(OUT)/proactivebench-compat/$(PB_VERSION) \
+	  --overwrite --verify
+
+benchmark: venv demo-corpus
+	$(PY) benchmarks/build_proactivebench.py --raw-dir $(RAW_DIR)
+
 test: venv
 	bash scripts/fetch_demo_media.sh
+	bash scripts/fetch_videos.sh >/dev/null
 	$(PY) -m pytest -q tests $(PYTEST_ARGS)
 
 lint: venv
