@@ -34,18 +34,25 @@ What the official classes need (and what surprised us, see also ``pools.py``):
   the box's left edge by ``horizontal_step × (k+1)`` and keeps the right edge (the view *grows*),
   ``crop.width``/``crop.height`` are the right/bottom coordinates for directions but widths/
   heights for zoom, and the direction must be spelled ``"zoom"`` (``"zoom_out"`` would silently
-  break the option removal). Episodes whose crops slide a fixed-size window (our
-  ``pipelines/sources/_coco_crops.py`` plans) cannot be shown by that class and are rejected. For
-  representable episodes we rebuild the one image as the union of our crops pasted at their boxes
-  (boxes from ``frame_sources`` ``…#crop(l,t,r,b)`` or ``source_metadata["crop_boxes"]``); in the
-  reference setting the class then shows that union, not our ``reference_frame``.
+  break the option removal). The class already adds one step at turn 0, so ``crop`` is the view
+  one move *before* our first crop (it may be an empty or inverted box; the class only does
+  arithmetic on it). Our crop planner (``pipelines/sources/_coco_crops.py``) grows the crop
+  exactly this way in whole-pixel steps, so every COCO episode the pipeline builds is
+  representable; crops that slide a fixed-size window (releases built before that planner)
+  cannot be shown by that class and are rejected. We rebuild the one image as the union of our
+  crops pasted at their boxes (boxes from ``frame_sources`` ``…#crop(l,t,r,b)`` or
+  ``source_metadata["crop_boxes"]``; for growing crops that is the last crop); in the reference
+  setting the class then shows that union, not our ``reference_frame``. JPEG frames are coded one
+  by one, so overlaps are compared with ``JPEG_TOLERANCE``.
 
 Documented, outcome-neutral differences (counted per episode in ``compat_report.json`` notes):
 ROD voids a category answer only on the first *turn* (``action is None``), we void the start
-*state* (a policy that returns to the fully occluded frame differs); for cardinal/zoom COCO the
-class hides the move option at the last crop, where we show it as an episode-ending option
-(App. 0.A.7 says the set "remains fixed"); the official max turns can exceed ours where the extra
-turn is unreachable (COCO grid) — an episode whose oracle path would not fit is rejected.
+*state* (a policy that returns to the fully occluded frame differs); the official max turns can
+exceed ours where the extra turn is unreachable (COCO grid: ``2K+2`` vs our ``2K+1``) — an
+episode whose oracle path would not fit is rejected. For cardinal/zoom COCO both hide the move
+option at the last crop (App. 0.A.7 says the set "remains fixed", the class removes it; our graph
+follows the class). Releases built before that change show it there as an episode-ending option;
+they are still exported, with a note.
 
 :func:`official_check` runs the real ``environment.py`` under Python 3.12 (it uses 3.12-only
 f-string syntax) with scripted policies — used by the tests and by ``--verify``.
@@ -672,7 +679,8 @@ def convert_coco(row: dict[str, Any], dataset: str) -> Converted:
 
     frame_at = _walk(row, model, tolerate)
     if hidden_end:
-        notes.append("last crop: official hides the move option we show as episode-ending")
+        notes.append("last crop: official hides the move option this (older) release shows "
+                     "as episode-ending")
     # every visited position: the official box must be our frame's box
     used = sorted(set(frame_at.values()))
     for pos, f in frame_at.items():
@@ -681,7 +689,7 @@ def convert_coco(row: dict[str, Any], dataset: str) -> Converted:
         if box != tuple(boxes[f]):
             raise NotRepresentable(
                 f"position {pos}: the official class crops {box}, our frame {f} is {boxes[f]} "
-                "(our crops slide a fixed-size window; the official class grows the view "
+                "(these crops slide a fixed-size window; the official class grows the view "
                 "towards the movement)" if direction != "zoom" else
                 f"position {pos}: the official class crops {box}, our frame {f} is {boxes[f]} "
                 "(the official class widens left/right and top/bottom by the same step per zoom)"

@@ -19,9 +19,10 @@ def configs_yaml(groups: dict[str, str], split: str) -> list[dict[str, Any]]:
         {"config_name": name, "data_files": [{"split": split, "path": f"{d}/{split}-*.parquet"}]}
         for name, d in sorted(groups.items())
     ]
-    configs.append(
-        {"config_name": "all", "data_files": [{"split": split, "path": f"data/*/{split}-*.parquet"}]}
-    )
+    if configs:  # no kept rows at all: no config (a glob matching nothing does not load)
+        configs.append(
+            {"config_name": "all", "data_files": [{"split": split, "path": f"data/*/{split}-*.parquet"}]}
+        )
     return configs
 
 

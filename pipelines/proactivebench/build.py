@@ -129,7 +129,6 @@ def run(argv: list[str] | None = None) -> Path:
 
 def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip) -> dict[str, Any]:
     envs = sorted(readers)
-    write_empty_shards(staging, [f"data/{e}" for e in envs], EPISODE, SPLIT)
     # filtered/ and rejected/ always exist, so "nothing filtered" is visible, not ambiguous
     write_empty_shards(staging, ["filtered"], FILTERED_EPISODE, "filtered")
     write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
@@ -194,7 +193,10 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
             "help (a proactive suggestion) before it can answer (seed 000 §3). Built by benchforge."
         ),
         manifest=manifest,
-        groups={e: f"data/{e}" for e in envs},
+        # datasets 5.2 cannot read a zero-row Parquet file ("BatchSize must be greater than 0"),
+        # so an environment with no kept episode has no data file and no config; the counts
+        # table of the card still lists it with kept = 0.
+        groups={e: f"data/{e}" for e in envs if counts[e]["kept"]},
         split=SPLIT,
         schema=EPISODE,
         warnings=warnings,

@@ -10,7 +10,10 @@ State ``s`` always shows frame ``s``; what differs between environments is the t
 * ChangeIt (App. 0.A.6) is linear in both directions; rewind is disabled at the first frame
   and waiting is disabled at the last one.
 * COCO (App. 0.A.7) is a line of crops for cardinal moves and zooming out, and a grid for
-  ordinal moves, where a cardinal direction disappears once all its steps are explored.
+  ordinal moves, where a cardinal direction disappears once all its steps are explored. On a
+  line the move option is hidden at the last crop, as the authors' ``COCO2014Environment``
+  does (the paper says the set "remains fixed" there; the release is evaluated with that class,
+  so we follow it — the option could only end the episode).
 
 ``max_steps`` follows the authors' package: the number of turns (suggestions and the final
 answer) after which the episode fails.
@@ -93,8 +96,8 @@ def _next_state(environment: str, action: str, state: int, n: int, metadata: dic
 
 def _coco_next(action: str, state: int, n: int, metadata: dict) -> int | None:
     steps = int(metadata["steps"])
-    if metadata["layout"] == "line":  # cardinal / zoom out: options fixed, END past the last crop
-        return state + 1 if state < steps else END
+    if metadata["layout"] == "line":  # cardinal / zoom out: hidden at the last crop (official)
+        return state + 1 if state < steps else None
     # grid: frame = a * (steps + 1) + b; a counts moves along the first component (up/down),
     # b along the second (left/right). An exhausted direction is removed (App. 0.A.7).
     a, b = divmod(state, steps + 1)
@@ -106,6 +109,8 @@ def _coco_next(action: str, state: int, n: int, metadata: dict) -> int | None:
 
 def _max_steps(environment: str, n: int, metadata: dict) -> int:
     if environment == "coco":
+        # line: K moves + the answer (at the last crop only abstain/categories remain, so an
+        # always-proactive policy abstains on turn K+1); grid: K moves per component + answer
         steps = int(metadata["steps"])
         return (2 * steps if metadata["layout"] == "grid" else steps) + 1
     return n  # one turn per frame, as in the authors' package (max_steps = num_images)

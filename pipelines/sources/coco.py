@@ -5,7 +5,9 @@ Native layout: ``<root>/annotations/instances_<split>.json`` and ``<root>/<split
 discard all those samples that contain more than one object"); others are skipped silently —
 they are not inputs. Per sample the direction and the number of steps K ∈ {3, 4, 5} are drawn
 from ``rng_for(global_seed, sample_id, "coco_crop")`` among the directions that admit a
-challenging first crop (see :mod:`pipelines.sources._coco_crops`).
+challenging first crop (see :mod:`pipelines.sources._coco_crops`). The crops grow towards the
+move in whole-pixel steps exactly as the authors' ``COCO2014Environment`` computes them, so every
+episode replays in their evaluation package.
 """
 
 from __future__ import annotations
@@ -46,6 +48,20 @@ class COCOReader(SourceReader):
         if not names:
             raise BadInput(f"{ANN_DIR}/{PREFIX}<split>{SUFFIX}", "file", "no annotation file")
         return sorted(names)
+
+    def directions(self) -> tuple[str, ...]:
+        """Candidate directions: ``extra["directions"]`` (a subset, e.g. a zoom-only build or a
+        test that needs one kind) or all nine of App. 0.A.7, always in ``DIRECTIONS`` order so
+        the seeded draw does not depend on how the list was written."""
+        chosen = self.config.extra.get("directions")
+        if chosen is None:
+            return DIRECTIONS
+        chosen = [chosen] if isinstance(chosen, str) else list(chosen)
+        unknown = sorted(set(chosen) - set(DIRECTIONS))
+        if unknown or not chosen:
+            raise ValueError(f"coco: extra['directions'] {chosen!r}: expected a non-empty subset "
+                             f"of {DIRECTIONS}")
+        return tuple(d for d in DIRECTIONS if d in chosen)
 
     def _load_coco(self, split: str) -> tuple[COCO, str, str]:
         rel = f"{ANN_DIR}/{PREFIX}{split}{SUFFIX}"
@@ -128,7 +144,7 @@ class COCOReader(SourceReader):
         rng = rng_for(self.config.global_seed, f"{self.environment}/{sid}", "coco_crop")
         steps = rng.choice(STEPS)
         max_iou = float(self.config.extra.get("max_initial_iou", DEFAULT_MAX_IOU))
-        plans = [p for d in DIRECTIONS
+        plans = [p for d in self.directions()
                  if (p := plan_crops(width, height, (x, y, w, h), d, steps, max_iou))]
         if not plans:
             raise BadInput(rel, field, "object too large or too small for a challenging crop")
@@ -139,6 +155,7 @@ class COCOReader(SourceReader):
             "image_size": [width, height], "direction": plan.direction, "steps": plan.steps,
             "layout": plan.layout, "boxes": [list(b) for b in plan.boxes],
             "initial_iou": round(plan.initial_iou, 4), "image_id": img["id"],
+            "horizontal_step": plan.horizontal_step, "vertical_step": plan.vertical_step,
         }
         return ItemRef(self.environment, sid, payload)
 
@@ -161,7 +178,7 @@ class COCOReader(SourceReader):
                                 f"{rel}#crop({b[0]},{b[1]},{b[2]},{b[3]})"))
         last = len(frames) - 1
         meta = {k: p[k] for k in ("direction", "steps", "layout", "initial_iou", "bbox",
-                                  "image_size", "split")}
+                                  "image_size", "split", "horizontal_step", "vertical_step")}
         return SourceItem(
             environment=self.environment, source_id=ref.source_id, frames=frames,
             category=p["category"], start_frame=0, reference_frame=last, goal_frames=[last],

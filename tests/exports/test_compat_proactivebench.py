@@ -170,3 +170,17 @@ def test_official_check_catches_a_wrong_export(release, exported, official, tmp_
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     _, problems = official_check(root, broken, **official)
     assert any(p.startswith("rod/") for p in problems), problems
+
+
+def test_older_release_showing_the_move_at_the_last_crop_still_exports(tmp_path: Path):
+    """Releases built before our graph hid the cardinal/zoom move at the last crop (as the
+    official class does) show it there as episode-ending: tolerated, with a note."""
+    ep = next(e for e in all_environment_episodes() if e["id"].startswith("coco/right"))
+    move = ep["option_actions"].index("right")
+    last = ep["states"][-1]
+    assert move not in last["option_ids"]  # current graph: hidden, as in the official class
+    last["option_ids"] = sorted([*last["option_ids"], move])
+    last["next_states"] = [-1] * len(last["option_ids"])
+    result = export(write_release(tmp_path / "rel", [ep]), tmp_path / "out")
+    assert result.rejected == [] and result.exported == {"coco2014": 1}
+    assert any("hides the move option" in n for n in result.notes[ep["id"]])

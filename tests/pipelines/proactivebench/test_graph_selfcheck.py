@@ -64,12 +64,19 @@ def test_coco_grid_removes_exhausted_direction():
     assert self_check(ep) is None
 
 
-def test_coco_line_and_zoom():
-    meta = {"direction": "zoom_out", "steps": 4, "layout": "line"}
-    ep = episode("coco", 5, ["abstain", "proactive"], ["", "zoom_out"], meta)
-    assert [s["next_states"][1] for s in ep["states"]] == [1, 2, 3, 4, END]
+@pytest.mark.parametrize(("direction", "action"), [("zoom_out", "zoom_out"), ("left", "left")])
+def test_coco_line_hides_the_move_at_the_last_crop(direction, action):
+    """As the authors' COCO2014Environment: K moves, then only abstain and categories remain."""
+    meta = {"direction": direction, "steps": 4, "layout": "line"}
+    ep = episode("coco", 5, ["abstain", "proactive"], ["", action], meta)
+    assert [s["next_states"] for s in ep["states"][:4]] == [[END, k + 1] for k in range(4)]
+    assert ep["states"][4]["option_ids"] == [0] and ep["states"][4]["next_states"] == [END]
     assert ep["max_steps"] == 5
+    assert len(Replay(ep).shortest_path()) == 4
+    # always-proactive: 4 moves, then abstains at the last crop on turn 5 = max_steps
     assert self_check(ep) is None
+    ep["max_steps"] = 6
+    assert self_check(ep).startswith("always-proactive: ended after 5 turns, expected 6")
 
 
 @pytest.mark.parametrize(

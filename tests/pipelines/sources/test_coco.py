@@ -56,7 +56,7 @@ def test_load_frames_follow_the_plan(coco_root: Path) -> None:
         assert len(item.frames) == n and item.start_frame == 0
         assert item.reference_frame == n - 1 and item.goal_frames == [n - 1]
         assert set(meta) == {"direction", "steps", "layout", "initial_iou", "bbox",
-                             "image_size", "split"}
+                             "image_size", "split", "horizontal_step", "vertical_step"}
         assert meta["initial_iou"] <= 0.3
         x, y, w, h = meta["bbox"]
         ref_box = tuple(int(v) for v in item.frames[-1].source.split("#crop(")[1][:-1].split(","))
@@ -67,41 +67,88 @@ def test_load_frames_follow_the_plan(coco_root: Path) -> None:
         assert item.category == {"val2014/1": "cat", "val2014/2": "cup"}[sid]
 
 
+BBOX = (250.0, 150.0, 100.0, 100.0)
+
+
 @pytest.mark.parametrize("direction", ["left", "right", "up", "down"])
-def test_cardinal_semantics(direction: str) -> None:
-    """'move the camera left' reveals what is left: the window slides left, ends on the object."""
-    plan = plan_crops(600, 400, (250.0, 150.0, 100.0, 100.0), direction, 4)
+def test_cardinal_crops_grow_towards_the_move(direction: str) -> None:
+    """'move the camera left' reveals what is left: as in the authors' COCO2014Environment the
+    left edge drops by the same whole-pixel step per move and every other edge stays put."""
+    plan = plan_crops(600, 400, BBOX, direction, 4)
     assert plan is not None and plan.layout == "line" and len(plan.boxes) == 5
-    axis = 0 if direction in ("left", "right") else 1
-    pos = [b[axis] for b in plan.boxes]
-    if direction in ("left", "up"):
-        assert pos == sorted(pos, reverse=True) and pos[0] > pos[-1]
-    else:
-        assert pos == sorted(pos) and pos[0] < pos[-1]
-    assert plan.initial_iou == iou(plan.boxes[0], (250.0, 150.0, 100.0, 100.0)) < 0.3
-    assert iou(plan.boxes[-1], (250.0, 150.0, 100.0, 100.0)) > plan.initial_iou
+    edge = {"left": 0, "up": 1, "right": 2, "down": 3}[direction]
+    sign = -1 if direction in ("left", "up") else 1
+    step = plan.horizontal_step if direction in ("left", "right") else plan.vertical_step
+    other = plan.vertical_step if direction in ("left", "right") else plan.horizontal_step
+    assert step >= 1 and other == 0
+    for k, box in enumerate(plan.boxes):
+        want = list(plan.boxes[0])
+        want[edge] += sign * k * step
+        assert list(box) == want
+    # App. 0.A.7: a trimmed first crop (low IoU, at most half the object shown on the moving
+    # axis) and a last crop with the whole object
+    assert plan.initial_iou == iou(plan.boxes[0], BBOX) < 0.3
+    first, last = plan.boxes[0], plan.boxes[-1]
+    shown = (min(first[2], 350) - max(first[0], 250)) if edge in (0, 2) else \
+        (min(first[3], 250) - max(first[1], 150))
+    assert 0 < shown <= 50
+    assert last[0] <= 250 and last[1] <= 150 and last[2] >= 350 and last[3] >= 250
+
+
+def test_zoom_widens_all_sides_equally() -> None:
+    """Zoom-out: left/right by ``horizontal_step``, top/bottom by ``vertical_step`` per zoom (the
+    official class's arithmetic), from a central part of the box to a crop with the object."""
+    plan = plan_crops(600, 400, BBOX, "zoom_out", 3)
+    assert plan is not None and plan.layout == "line" and len(plan.boxes) == 4
+    h, v = plan.horizontal_step, plan.vertical_step
+    assert h >= 1 and v >= 1
+    l0, t0, r0, b0 = plan.boxes[0]
+    assert plan.boxes == [(l0 - k * h, t0 - k * v, r0 + k * h, b0 + k * v) for k in range(4)]
+    assert 250 <= l0 < r0 <= 350 and 150 <= t0 < b0 <= 250  # starts inside the object
+    last = plan.boxes[-1]
+    assert last[0] <= 250 and last[1] <= 150 and last[2] >= 350 and last[3] >= 250
+
+
+def test_zoom_fits_an_object_touching_both_borders() -> None:
+    """A box spanning the full image height leaves no slack: the start size is adjusted (by
+    < K px) so that both sides still widen by the same integer step."""
+    for k in (3, 4, 5):
+        plan = plan_crops(451, 300, (10.0, 0.0, 390.0, 300.0), "zoom_out", k)
+        assert plan is not None
+        assert plan.boxes[-1][1] == 0 and plan.boxes[-1][3] == 300
 
 
 def test_ordinal_grid_indexing() -> None:
-    bbox = (250.0, 150.0, 100.0, 100.0)
-    plan = plan_crops(600, 400, bbox, "up_left", 3)
+    plan = plan_crops(600, 400, BBOX, "up_left", 3)
     assert plan is not None and plan.layout == "grid" and len(plan.boxes) == 16
     k1 = 4
     # a = vertical (up) steps, b = horizontal (left) steps: frame a*(K+1)+b
+    l0, t0, r0, b0 = plan.boxes[0]
+    h, v = plan.horizontal_step, plan.vertical_step
     for a in range(k1):
         for b in range(k1):
-            box = plan.boxes[a * k1 + b]
-            assert box[1] == plan.boxes[a * k1][1]  # same row, same top
-            assert box[0] == plan.boxes[b][0]  # same column, same left
-    tops = [plan.boxes[a * k1][1] for a in range(k1)]
-    lefts = [plan.boxes[b][0] for b in range(k1)]
-    assert tops == sorted(tops, reverse=True) and lefts == sorted(lefts, reverse=True)
+            assert plan.boxes[a * k1 + b] == (l0 - b * h, t0 - a * v, r0, b0)
     assert plan.boxes[-1][0] <= 250 and plan.boxes[-1][2] >= 350
+    assert plan.boxes[-1][1] <= 150 and plan.boxes[-1][3] >= 250
 
 
-def test_object_filling_the_image_has_no_challenging_crop() -> None:
-    assert all(plan_crops(100, 100, (0.0, 0.0, 100.0, 100.0), d, 3) is None
-               for d in DIRECTIONS if d != "zoom_out")
+def test_no_challenging_crop_for_a_tiny_object() -> None:
+    """A 4 px object: every crop of ≥ 16 px shows all of it (low IoU, but no detail missing)."""
+    assert all(plan_crops(640, 480, (10.0, 10.0, 4.0, 4.0), d, 5) is None for d in DIRECTIONS)
+
+
+def test_large_object_still_has_a_trimmed_start() -> None:
+    """Growing crops (unlike a sliding window) also serve an object filling the image."""
+    plan = plan_crops(100, 100, (0.0, 0.0, 100.0, 100.0), "left", 3)
+    assert plan is not None and plan.initial_iou <= 0.3 and plan.boxes[-1] == (0, 0, 100, 100)
+
+
+def test_directions_option_restricts_the_draw(coco_root: Path) -> None:
+    config = ReaderConfig(extra={"directions": ["zoom_out"]})
+    refs, _ = _split(COCOReader(str(coco_root), config))
+    assert {r.payload["direction"] for r in refs.values()} == {"zoom_out"}
+    with pytest.raises(ValueError, match="directions"):
+        _split(COCOReader(str(coco_root), ReaderConfig(extra={"directions": ["sideways"]})))
 
 
 def test_corrupt_and_missing_images_are_bad_input(coco_root: Path) -> None:
