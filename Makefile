@@ -53,3 +53,50 @@ lint: venv
 
 clean:
 	rm -rf $(OUT) demo_corpus
+
+# ProReady-QA (seed 002): builds candidates and stops at "pending review" until decisions exist.
+PR_CONFIG ?= configs/proready.yaml
+PR_VERSION = $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(PR_CONFIG))
+DECISIONS ?=
+CORRECTIONS ?=
+.PHONY: build-proready demo-release-proready
+build-proready: venv
+	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
+	  bash scripts/fetch_videos.sh >/dev/null && $(PY) scripts/make_proready_demo.py corpus --out demo_corpus; fi
+	$(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(CORRECTIONS),--corrections $(CORRECTIONS),) \
+	  $(RUNNER_ARGS) $(BEAM_ARGS)
+
+# Demo only: scripted four-reviewer decisions (the card says DEMO), then the release.
+demo-release-proready: build-proready
+	$(PY) scripts/make_proready_demo.py decisions --review $(OUT)/proready/review/$(PR_VERSION) \
+	  --out demo_corpus/proready/review
+	$(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir demo_corpus --out $(OUT) \
+	  --decisions demo_corpus/proready/review/decisions.demo.jsonl \
+	  --corrections demo_corpus/proready/review/corrections.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS)
+
+# StreamVibe-Bench (seed 001): stops at "pending review" until a decision log is given.
+SV_CONFIG ?= configs/streamvibe.yaml
+SV_VERSION := $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(SV_CONFIG))
+REVIEWS ?=
+GENERATOR ?=
+.PHONY: build-streamvibe check-streamvibe
+build-streamvibe: venv
+	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
+	  bash scripts/fetch_videos.sh >/dev/null && \
+	  $(PY) scripts/make_streamvibe_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe; fi
+	$(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(if $(REVIEWS),--reviews $(REVIEWS),) $(if $(GENERATOR),--generator $(GENERATOR),) \
+	  $(RUNNER_ARGS) $(BEAM_ARGS)
+
+check-streamvibe: venv
+	$(PY) -m pipelines.streamvibe.quality $(OUT)/streamvibe/$(SV_VERSION)
+
+# A real Label Studio on 127.0.0.1 (own venv .venv-ls) with the admin + four reviewers of
+# configs/review_panel.yaml; tokens go to ~/.config/benchforge/label_studio.json (mode 600).
+.PHONY: label-studio label-studio-stop
+label-studio: venv
+	bash scripts/label_studio.sh start $(LS_ARGS)
+
+label-studio-stop:
+	bash scripts/label_studio.sh stop $(LS_ARGS)

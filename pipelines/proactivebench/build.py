@@ -18,7 +18,6 @@ from typing import Any
 import apache_beam as beam
 import pyarrow.parquet as pq
 import yaml
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from exports.dataset_card import render_card
 from exports.release import (
@@ -33,6 +32,7 @@ from exports.release import (
     source_digest,
     write_empty_shards,
 )
+from pipelines.common.options import beam_options
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline, make_miner
 from pipelines.sources import READERS
@@ -68,13 +68,6 @@ def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
         readers[env] = READERS[env](root, config)
     return readers
 
-
-def beam_options(beam_args: list[str]) -> PipelineOptions:
-    """Embedded FnApiRunner by default (SPEC §4: DirectRunner first tries to download Prism)."""
-    args = list(beam_args)
-    if not any(a.startswith("--runner") for a in args):
-        args.append("--runner=FnApiRunner")
-    return PipelineOptions(args)
 
 
 def run(argv: list[str] | None = None) -> Path:

@@ -116,8 +116,7 @@ class GeminiStub:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 
@@ -154,8 +153,7 @@ class GeminiStub:
                     "index": 0,
                 }
             ],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1,
-                              "totalTokenCount": 2},
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
             "modelVersion": model,
         }
 
@@ -163,8 +161,11 @@ class GeminiStub:
         raw = h.rfile.read(int(h.headers.get("Content-Length", "0") or 0))
         m = _PATH.match(h.path.split("?", 1)[0])
         if m is None:
-            self._send(h, 404, json.dumps({"error": {"code": 404, "message": h.path,
-                                                     "status": "NOT_FOUND"}}).encode())
+            self._send(
+                h,
+                404,
+                json.dumps({"error": {"code": 404, "message": h.path, "status": "NOT_FOUND"}}).encode(),
+            )
             return
         model = m.group("model")
         try:
@@ -177,15 +178,19 @@ class GeminiStub:
             label = f"status_{action.code}"
         with self._lock:
             self.requests.append(
-                RecordedRequest(h.path, model, {k.lower(): v for k, v in h.headers.items()},
-                                body, label)
+                RecordedRequest(h.path, model, {k.lower(): v for k, v in h.headers.items()}, body, label)
             )
         if isinstance(action, Delay):
             time.sleep(action.seconds)
             action = None
         if isinstance(action, Status):
-            err = {"error": {"code": action.code, "message": action.message,
-                             "status": _STATUS_NAMES.get(action.code, "UNKNOWN")}}
+            err = {
+                "error": {
+                    "code": action.code,
+                    "message": action.message,
+                    "status": _STATUS_NAMES.get(action.code, "UNKNOWN"),
+                }
+            }
             self._send(h, action.code, json.dumps(err).encode())
         elif isinstance(action, MalformedEnvelope):
             self._send(h, 200, action.body)

@@ -1,0 +1,8 @@
+"""Review of benchmark candidates (SPEC §6, seed 001 App. B.3).
+
+Label Studio server and panel (:mod:`annotation.server`), rubrics and their label configs
+(:mod:`annotation.rubrics`, :mod:`annotation.label_config`), routing with integrity checks
+(:mod:`annotation.routing`), the four-reviewer approval rule (:mod:`annotation.approval`), the
+append-only decision log (:mod:`annotation.decision_log`), agreement statistics, the Gemini
+reviewer and reports.
+"""

@@ -1,0 +1,105 @@
+"""The approval rule of seed 001 App. B.3 (SPEC §6), applied to checked decisions.
+
+- A candidate is *approved* only when all ``panel_size`` (four) human reviewers approve the same
+  — its latest — version. Three approvals are insufficient.
+- Any "require revision" on the latest version ⇒ *needs_correction* (correct, then all four
+  re-review version n+1). Any "reject" ⇒ *excluded* (unresolvable ambiguity or insufficient
+  evidence is excluded, never given a guessed reference). Otherwise *pending*.
+- Approvals of older versions never count: only decisions on the latest version known for the
+  sample are looked at, and a newer pushed version without decisions makes the sample pending.
+- Model raters (the Gemini reviewer) are an agreement audit, not reviewers: ignored here.
+
+Only approved candidates may enter a release: :func:`check_release` enforces it, down to the
+version and the content hash that were approved.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+STATES = ("approved", "needs_correction", "excluded", "pending")
+
+
+@dataclass(frozen=True)
+class Status:
+    sample_id: str
+    state: str
+    version: int
+    content_hash: str
+    approvals: tuple[str, ...] = ()
+    objections: tuple[tuple[str, str], ...] = ()  # (reviewer, "revise" | "reject")
+
+    @property
+    def releasable(self) -> bool:
+        return self.state == "approved"
+
+
+class ReleaseBlocked(ValueError):
+    """A release tried to include a candidate (version) that is not approved."""
+
+
+def statuses(decisions: Iterable[Mapping[str, Any]], panel_size: int = 4,
+             latest_versions: Mapping[str, int] | None = None) -> dict[str, Status]:
+    """Status per sample id from ``REVIEW_DECISION`` records (already integrity-checked by
+    ``routing.pull``; violations never reach here).
+
+    ``latest_versions`` (sample id -> newest pushed version) lets a freshly pushed correction
+    with no decisions yet show as pending instead of inheriting its predecessor's objections.
+    If one reviewer has several decisions on one version (e.g. the version sat in two rounds),
+    the most recent one (``created_at``) is theirs."""
+    by_sample: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for d in decisions:
+        if d.get("rater_kind", "human") != "human":
+            continue
+        by_sample[str(d["sample_id"])][int(d["version"])].append(d)
+    out: dict[str, Status] = {}
+    for sid in sorted(set(by_sample) | set(latest_versions or {})):
+        versions = by_sample.get(sid, {})
+        latest = max([*versions, (latest_versions or {}).get(sid, 0)])
+        recs = versions.get(latest, [])
+        if not recs:
+            out[sid] = Status(sid, "pending", latest, "")
+            continue
+        hashes = {str(r["content_hash"]) for r in recs}
+        if len(hashes) > 1:
+            raise ValueError(f"sample {sid!r} version {latest} was reviewed with "
+                             f"{len(hashes)} different content hashes; versions must be immutable")
+        mine: dict[str, Mapping[str, Any]] = {}
+        for r in sorted(recs, key=lambda r: str(r.get("created_at", ""))):
+            mine[str(r["reviewer"])] = r  # latest per reviewer wins
+        approvals = tuple(sorted(rv for rv, r in mine.items() if r["decision"] == "approve"))
+        objections = tuple(sorted((rv, str(r["decision"])) for rv, r in mine.items()
+                                  if r["decision"] != "approve"))
+        if any(dec == "reject" for _, dec in objections):
+            state = "excluded"
+        elif objections:
+            state = "needs_correction"
+        elif len(approvals) >= panel_size:
+            state = "approved"
+        else:
+            state = "pending"
+        out[sid] = Status(sid, state, latest, hashes.pop(), approvals, objections)
+    return out
+
+
+def approved(statuses_: Mapping[str, Status]) -> dict[str, tuple[int, str]]:
+    """sample id -> (approved version, content hash) for every releasable sample."""
+    return {s.sample_id: (s.version, s.content_hash) for s in statuses_.values() if s.releasable}
+
+
+def check_release(items: Iterable[tuple[str, int, str]], statuses_: Mapping[str, Status]) -> None:
+    """Raise :class:`ReleaseBlocked` unless every ``(sample_id, version, content_hash)`` is the
+    exact approved version of an approved sample."""
+    ok = approved(statuses_)
+    bad = []
+    for sid, ver, h in items:
+        st = statuses_.get(sid)
+        if ok.get(sid) != (ver, h):
+            bad.append(f"{sid} v{ver} ({st.state if st else 'never reviewed'}"
+                       f"{'' if not st or st.version == ver else f', latest v{st.version}'})")
+    if bad:
+        raise ReleaseBlocked(f"{len(bad)} candidates are not approved: {', '.join(bad[:10])}"
+                             + (" ..." if len(bad) > 10 else ""))

@@ -1,0 +1,134 @@
+"""The append-only decision log: one Parquet file per pull, schema ``REVIEW_DECISION``.
+
+Why one file per pull: Parquet cannot be appended to in place, and files that are only ever
+added (atomically: temp file + rename) make the log append-only by construction. Each pull is a
+complete snapshot of one review round's project, so reading "current" decisions means taking the
+latest file of each (benchmark, review round) — which also forgets annotations deleted in Label
+Studio since (e.g. a duplicate removed after a violation report). The full history (``current=
+False``) keeps every distinct state ever pulled, so the agreement audit can use the original,
+first-round judgments even if a reviewer later changed theirs (seed 001 App. B.3).
+
+Reviewer ids are pseudonymous (``r1``..``rN``, ``gemini:<model>``); writing refuses anything that
+looks like an e-mail address.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.review import DECISIONS, REVIEW_DECISION
+
+_META_KEY = b"benchforge_pull"
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _slug(s: str) -> str:
+    return _SLUG.sub("-", s).strip("-")[:60] or "x"
+
+
+def _check(rec: Mapping[str, Any]) -> None:
+    REVIEW_DECISION.validate(dict(rec))
+    if rec["decision"] not in DECISIONS:
+        raise ValueError(f"decision {rec['decision']!r} not in {DECISIONS}")
+    if rec["rater_kind"] not in ("human", "model"):
+        raise ValueError(f"rater_kind {rec['rater_kind']!r} not human/model")
+    for k in ("reviewer", "comment"):
+        if "@" in str(rec[k]) and re.search(r"\S+@\S+\.\S+", str(rec[k])):
+            raise ValueError(f"field {k!r} looks like it holds an e-mail address")
+
+
+def to_table(decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any] | None = None
+             ) -> pa.Table:
+    """Validated, deterministically ordered Arrow table in the REVIEW_DECISION schema."""
+    rows = [dict(d) for d in decisions]
+    for r in rows:
+        _check(r)
+    rows.sort(key=lambda r: (r["benchmark"], r["review_round"], r["sample_id"], r["version"],
+                             r["reviewer"], r["source_annotation_id"]))
+    schema = REVIEW_DECISION.arrow_schema()
+    if meta is not None:
+        schema = schema.with_metadata({**(schema.metadata or {}),
+                                       _META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, benchmark: str,
+           review_round: str, violations: Iterable[Mapping[str, Any]] = ()) -> Path:
+    """Add one pull's snapshot (and its violation report, JSON lines) to the log."""
+    log = Path(log_dir)
+    (log / "decisions").mkdir(parents=True, exist_ok=True)
+    (log / "violations").mkdir(parents=True, exist_ok=True)
+    now = datetime.now(UTC)
+    stem = (f"{now:%Y%m%dT%H%M%S%fZ}-{_slug(benchmark)}-{_slug(review_round)}-"
+            f"{secrets.token_hex(3)}")
+    table = to_table(decisions, {"benchmark": benchmark, "review_round": review_round,
+                                 "pulled_at": now.isoformat()})
+    path = log / "decisions" / f"{stem}.parquet"
+    tmp = path.with_name("." + path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+    vpath = log / "violations" / f"{stem}.jsonl"
+    vtmp = vpath.with_name("." + vpath.name + ".tmp")
+    vtmp.write_text("".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
+    os.replace(vtmp, vpath)
+    return path
+
+
+def _files(log_dir: str | Path) -> list[Path]:
+    d = Path(log_dir) / "decisions"
+    return sorted(d.glob("*.parquet")) if d.is_dir() else []
+
+
+def _pull_meta(path: Path) -> tuple[str, str]:
+    md = pq.read_schema(path).metadata or {}
+    m = json.loads(md.get(_META_KEY, b"{}"))
+    return str(m.get("benchmark", "")), str(m.get("review_round", ""))
+
+
+def read(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:
+    """Decisions in the log, deduplicated on read.
+
+    ``current=True``: the latest pull of every (benchmark, review round) — what the approval
+    rule uses. ``current=False``: every distinct decision state ever pulled, oldest first (a
+    decision that never changed appears once)."""
+    files = _files(log_dir)
+    if current:
+        latest: dict[tuple[str, str], Path] = {}
+        for f in files:  # names sort chronologically
+            latest[_pull_meta(f)] = f
+        files = sorted(latest.values())
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for f in files:
+        for r in pq.read_table(f).to_pylist():
+            key = json.dumps(r, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                rows.append(r)
+    return rows
+
+
+def read_violations(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:
+    """Violation reports, for the latest pull per round (or all of them)."""
+    files = _files(log_dir)
+    if current:
+        latest: dict[tuple[str, str], Path] = {}
+        for f in files:
+            latest[_pull_meta(f)] = f
+        files = sorted(latest.values())
+    out: list[dict[str, Any]] = []
+    for f in files:
+        v = f.parent.parent / "violations" / (f.stem + ".jsonl")
+        if v.exists():
+            out.extend(json.loads(line) for line in v.read_text().splitlines() if line)
+    return out

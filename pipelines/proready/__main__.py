@@ -1,0 +1,3 @@
+from pipelines.proready.build import main
+
+main()

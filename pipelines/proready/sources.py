@@ -1,0 +1,282 @@
+"""Source manifest of long videos with their native annotations (seed 002 §4.2, App. C).
+
+Why native annotations matter: App. C anchors every evidence window on "multimodal cues from
+native annotations (actions, interactions, scene changes, or subtitle segments)", and our offline
+template generator (:mod:`pipelines.proready.templates`) writes questions from them. So the
+manifest carries, per video, any of:
+
+* ``steps`` — procedural step boundaries ``{start, end, label}`` (→ SSR),
+* ``actions`` — action boundaries / narrations ``{start, end, label}`` (→ REC from repeated labels),
+* ``scenes`` — scene boundaries ``{start, end, label}`` (→ CRR "what the next shot reveals"),
+* ``subtitles`` — ``{start, end, text}`` (cues for the LLM path and coarse spans),
+* ``causal`` — ``{cause: {start, end, label}, effect: {start, end, label}}`` (→ CTD),
+* ``goal`` — the goal-completion segment ``{start, end, label}`` (→ GSD),
+* ``clues`` — manually authored questions ``{task, question, answer, start, end[, ask_time]}``
+  (App. C: "complex tasks (CRR and CTD) include manually authored questions").
+
+The manifest is ``manifest.yaml`` (``videos:`` list) or JSONL (one video per line) under the
+source root. Bad input becomes a :class:`~pipelines.common.errors.BadInput` naming the file and
+the field (``annotations.actions[3].end``): an unreadable video, an annotation that ends past the
+video's real (decodable) end, an inverted span, a duplicate id. A video's annotations are checked
+against :func:`pipelines.media.video.probe_video`'s real duration, never the header's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.media.video import probe_video
+from pipelines.sources.base import ItemRef, ReaderConfig, SourceItem, SourceReader
+from schemas.proready import TASK_TYPES
+
+BENCHMARK = "proready"
+VIDEOS = "videos"  # the accounting environment of source videos
+SPAN_KINDS = ("steps", "actions", "scenes", "subtitles")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One native annotation interval (seconds)."""
+
+    start: float
+    end: float
+    label: str
+    field: str  # where it came from, e.g. "annotations.steps[2]"
+
+
+@dataclass(frozen=True)
+class Clue:
+    """A manually authored question with the span of its clue (App. C)."""
+
+    task: str
+    question: str
+    answer: str
+    span: Span
+    ask_time: float | None
+
+
+@dataclass(frozen=True)
+class VideoSource:
+    """A readable video with validated native annotations."""
+
+    video_id: str
+    video_file: str  # relative to the source root
+    local_path: str
+    sha256: str
+    duration_s: float
+    fps: float
+    source: str
+    manifest_file: str
+    spans: dict[str, tuple[Span, ...]]
+    causal: tuple[tuple[Span, Span], ...]
+    goals: tuple[Span, ...]
+    clues: tuple[Clue, ...]
+    probe_note: str = ""
+
+    def span_list(self, kind: str) -> tuple[Span, ...]:
+        return self.spans.get(kind, ())
+
+
+def _num(value: Any, src: str, field: str, item_id: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadInput(src, field, f"must be a finite number of seconds, got {value!r}", item_id)
+    return float(value)
+
+
+class ProReadyReader(SourceReader):
+    """Lists the videos of a manifest; ``load`` probes each video and validates its annotations.
+
+    ``config.extra``: ``manifest`` (file name, default ``manifest.yaml``), ``end_tolerance_s``
+    (an annotation may end this far past the real end, e.g. rounding to whole seconds; it is then
+    clipped; default 0.5 s).
+    """
+
+    environment = VIDEOS
+    benchmark = BENCHMARK
+
+    def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
+        super().__init__(root, config)
+        self.manifest = str(self.config.extra.get("manifest", "manifest.yaml"))
+        self.end_tolerance_s = float(self.config.extra.get("end_tolerance_s", 0.5))
+
+    def vocabulary(self) -> list[str]:
+        return []
+
+    # -- listing ---------------------------------------------------------------------------------
+    def _entries(self) -> list[Any]:
+        raw = self.read_bytes(self.manifest, field="manifest").decode("utf-8", errors="replace")
+        if self.manifest.endswith((".jsonl", ".ndjson")):
+            out: list[Any] = []
+            for n, line in enumerate(raw.splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    out.append(BadInput(self.manifest, f"line {n}", f"invalid JSON: {exc.msg}"))
+            return out
+        try:
+            doc = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise BadInput(self.manifest, "yaml", f"not valid YAML: {exc}") from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("videos"), list):
+            raise BadInput(self.manifest, "videos", "manifest must be a mapping with a 'videos' list")
+        return list(doc["videos"])
+
+    def enumerate(self) -> Iterator[ItemRef | Rejection]:
+        seen: set[str] = set()
+        for i, entry in enumerate(self._entries()):
+            where = f"videos[{i}]"
+            if isinstance(entry, BadInput):
+                yield self.rejection(entry, item_id=f"{where}", stage="listing")
+                continue
+            vid = entry.get("video_id") if isinstance(entry, dict) else None
+            if not isinstance(vid, str) or not _ID.match(vid):
+                err = BadInput(self.manifest, f"{where}.video_id",
+                               f"missing or not a plain id ([A-Za-z0-9_.-]): {vid!r}")
+                yield self.rejection(err, item_id=where, stage="listing")
+                continue
+            if vid in seen:
+                err = BadInput(self.manifest, f"{where}.video_id", f"duplicate video id {vid!r}", vid)
+                yield self.rejection(err, item_id=vid, stage="listing")
+                continue
+            seen.add(vid)
+            yield ItemRef(VIDEOS, vid, {"entry": entry, "index": i})
+
+    # -- loading ---------------------------------------------------------------------------------
+    def load(self, ref: ItemRef) -> SourceItem:
+        video = self.load_video(ref.payload["entry"], ref.payload["index"])
+        return SourceItem(
+            environment=VIDEOS, source_id=video.video_id, frames=[], category="", start_frame=0,
+            reference_frame=0, goal_frames=[], metadata={"video": video},
+            source_files=[(video.video_file, video.sha256)],
+        )
+
+    def load_video(self, entry: dict[str, Any], index: int) -> VideoSource:
+        vid = entry["video_id"]
+        where = f"videos[{index}]"
+        rel = entry.get("path")
+        if not isinstance(rel, str) or not rel:
+            raise BadInput(self.manifest, f"{where}.path", "missing video path", vid)
+        full = self.path(rel)
+        local, tmp, sha = self._local_copy(full, rel, vid)
+        try:
+            info = probe_video(local, source_file=rel)
+        except BadInput as err:
+            raise BadInput(rel, err.field, err.reason, vid) from err
+        finally:
+            if tmp:
+                os.unlink(tmp)
+        if tmp:
+            local = full
+        duration = round(info.duration_s, 3)
+        ann = entry.get("annotations") or {}
+        if not isinstance(ann, dict):
+            raise BadInput(self.manifest, f"{where}.annotations", "must be a mapping", vid)
+        known = set(SPAN_KINDS) | {"causal", "goal", "clues"}
+        unknown = sorted(set(ann) - known)
+        if unknown:
+            raise BadInput(self.manifest, f"{where}.annotations",
+                           f"unknown annotation kinds {unknown}; known: {sorted(known)}", vid)
+        spans = {k: tuple(self._spans(ann.get(k), f"{where}.annotations.{k}", duration, vid))
+                 for k in SPAN_KINDS}
+        causal = []
+        for j, pair in enumerate(ann.get("causal") or []):
+            f = f"{where}.annotations.causal[{j}]"
+            if not isinstance(pair, dict) or not {"cause", "effect"} <= set(pair):
+                raise BadInput(self.manifest, f, "needs 'cause' and 'effect' spans", vid)
+            cause = self._span(pair["cause"], f"{f}.cause", duration, vid)
+            effect = self._span(pair["effect"], f"{f}.effect", duration, vid)
+            if effect.start < cause.start:
+                raise BadInput(self.manifest, f"{f}.effect.start",
+                               f"effect starts at {effect.start}s, before its cause ({cause.start}s)", vid)
+            causal.append((cause, effect))
+        goal = ann.get("goal")
+        goals = self._spans([goal] if isinstance(goal, dict) else goal,
+                            f"{where}.annotations.goal", duration, vid)
+        clues = []
+        for j, c in enumerate(ann.get("clues") or []):
+            f = f"{where}.annotations.clues[{j}]"
+            if not isinstance(c, dict):
+                raise BadInput(self.manifest, f, "must be a mapping", vid)
+            task = c.get("task", "crr")
+            if task not in TASK_TYPES:
+                raise BadInput(self.manifest, f"{f}.task", f"unknown task {task!r}; known {TASK_TYPES}", vid)
+            for key in ("question", "answer"):
+                if not isinstance(c.get(key), str) or not c[key].strip():
+                    raise BadInput(self.manifest, f"{f}.{key}", "missing or empty", vid)
+            span = self._span({"start": c.get("start"), "end": c.get("end"), "label": c["answer"]},
+                              f, duration, vid)
+            ask = c.get("ask_time")
+            ask_t = None if ask is None else _num(ask, self.manifest, f"{f}.ask_time", vid)
+            clues.append(Clue(task, c["question"].strip(), c["answer"].strip(), span, ask_t))
+        return VideoSource(
+            video_id=vid, video_file=rel, local_path=local, sha256=sha, duration_s=duration,
+            fps=info.fps, source=str(entry.get("source", "")), manifest_file=self.manifest,
+            spans=spans, causal=tuple(causal), goals=tuple(goals), clues=tuple(clues),
+            probe_note=info.note,
+        )
+
+    def _local_copy(self, full: str, rel: str, vid: str) -> tuple[str, str | None, str]:
+        """(path OpenCV can open, temp file to delete or None, sha256 of the bytes)."""
+        h = hashlib.sha256()
+        if os.path.isfile(full):
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return full, None, h.hexdigest()
+        if "://" not in full:
+            raise BadInput(rel, "path", f"video file not found under the source root: {rel}", vid)
+        try:
+            with FileSystems.open(full) as src, tempfile.NamedTemporaryFile(
+                suffix=os.path.splitext(rel)[1], delete=False
+            ) as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    h.update(chunk)
+                    dst.write(chunk)
+        except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this video
+            raise BadInput(rel, "path", f"cannot read: {type(exc).__name__}: {exc}", vid) from exc
+        return dst.name, dst.name, h.hexdigest()
+
+    def _spans(self, raw: Any, field: str, duration: float, vid: str) -> list[Span]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise BadInput(self.manifest, field, "must be a list of {start, end, label}", vid)
+        out = [self._span(s, f"{field}[{j}]", duration, vid) for j, s in enumerate(raw)]
+        return sorted(out, key=lambda s: (s.start, s.end, s.label))
+
+    def _span(self, raw: Any, field: str, duration: float, vid: str) -> Span:
+        if not isinstance(raw, dict):
+            raise BadInput(self.manifest, field, "must be a mapping {start, end, label}", vid)
+        start = _num(raw.get("start"), self.manifest, f"{field}.start", vid)
+        end = _num(raw.get("end"), self.manifest, f"{field}.end", vid)
+        label = raw.get("label", raw.get("text"))
+        if not isinstance(label, str) or not label.strip():
+            raise BadInput(self.manifest, f"{field}.label", "missing or empty label/text", vid)
+        if start < 0:
+            raise BadInput(self.manifest, f"{field}.start", f"negative time {start}s", vid)
+        if end <= start:
+            raise BadInput(self.manifest, f"{field}.end", f"end {end}s is not after start {start}s", vid)
+        if end > duration + self.end_tolerance_s:
+            raise BadInput(
+                self.manifest, f"{field}.end",
+                f"annotation ends at {end}s, past the end of the video ({duration}s decodable)", vid,
+            )
+        if start >= duration:
+            raise BadInput(self.manifest, f"{field}.start",
+                           f"annotation starts at {start}s, at/after the end of the video ({duration}s)", vid)
+        return Span(round(start, 3), round(min(end, duration), 3), label.strip(), field)

@@ -1,0 +1,3 @@
+from pipelines.streamvibe.build import main
+
+main()

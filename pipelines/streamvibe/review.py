@@ -1,0 +1,190 @@
+"""The review gate between candidates and the release (seed 001 §3.3, App. B.2, B.3).
+
+App. B.3: "The review unit is a complete candidate sample: the source video, initial
+instruction, timestamped user turns, evidence windows, preferred response times, and reference
+answers. […] A sample is retained only if all four reviewers approve the same final version.
+[…] changing an annotation invalidates approval of its earlier version."
+
+So a candidate carries ``version`` and ``content_hash`` — the hash of exactly what reviewers see
+(:func:`review_content`), computed with :func:`annotation.routing.content_hash`, the function
+``push`` stores in the Label Studio task, so a decision names the content it approved. Versions
+come from a *ledger* kept with the review state: the same content keeps its version across
+rebuilds (the build is deterministic), changed content gets the next version, and approvals of
+an older version no longer count. Approval is the annotation package's rule
+(:func:`annotation.approval.statuses`); this module adapts candidates to it (``Candidate`` for
+``push``, browser-playable review media) and turns statuses into kept / filtered, keeping the
+decisions as provenance (App. B.2: the normalized metadata "retains […] review record").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from annotation.routing import Candidate, canonical_json, content_hash
+from schemas.review import REVIEW_DECISION
+from schemas.streamvibe import BENCHMARK
+
+REVIEW_KEYS = ("id", "subtype", "task", "source_collection", "source_video_id", "source_file",
+               "video_sha256", "duration_s", "intents", "transitions")
+
+
+def review_content(c: dict[str, Any]) -> dict[str, Any]:
+    """What reviewers see (the review unit), in the shape the StreamVibe rubric displays."""
+    turns = [{"role": "user", "t": u["t"], "kind": u["kind"], "intent": u["intent_id"], "text": u["text"]}
+             for u in c["user_turns"]]
+    return {
+        **{k: c[k] for k in REVIEW_KEYS},
+        "instruction": c["initial_instruction"],
+        "fps": c.get("fps", 1.0),  # the review video's frame rate (LS <Video frameRate>)
+        "turns": turns,
+        "evidence_points": [
+            {"id": p["id"], "intent": p["intent_id"], "window": [p["start"], p["end"]],
+             "preferred": p["preferred"], "gold_response": p["response"], "proactive": p["proactive"]}
+            for p in c["evidence"]
+        ],
+    }
+
+
+def candidate_hash(c: dict[str, Any]) -> str:
+    return content_hash(review_content(c))
+
+
+# -- ledger ----------------------------------------------------------------------------------
+
+
+def load_ledger(path: Path) -> dict[str, list[dict[str, Any]]]:
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())
+
+
+def assign_version(c: dict[str, Any], ledger: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Same content → same version; new content → previous max + 1 (App. B.3)."""
+    h = candidate_hash(c)
+    history = ledger.get(c["id"], [])
+    for entry in history:
+        if entry["content_hash"] == h:
+            return dict(c, version=int(entry["version"]), content_hash=h)
+    return dict(c, version=max((int(e["version"]) for e in history), default=0) + 1, content_hash=h)
+
+
+def update_ledger(ledger: dict[str, list[dict[str, Any]]], candidates: Iterable[dict[str, Any]]
+                  ) -> dict[str, list[dict[str, Any]]]:
+    out = {k: list(v) for k, v in ledger.items()}
+    for c in candidates:
+        hist = out.setdefault(c["id"], [])
+        if not any(e["content_hash"] == c["content_hash"] for e in hist):
+            hist.append({"version": c["version"], "content_hash": c["content_hash"]})
+            hist.sort(key=lambda e: e["version"])
+    return dict(sorted(out.items()))
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+# -- decisions and approval ------------------------------------------------------------------
+
+
+def read_decisions(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """REVIEW_DECISION rows from a JSONL or Parquet decision log (other benchmarks dropped)."""
+    p = Path(path)
+    if not p.exists():
+        raise SystemExit(f"decision log {p} does not exist")
+    if (p / "decisions").is_dir():  # annotation.decision_log layout (what `pull` writes)
+        from annotation import decision_log
+
+        return [r for r in decision_log.read(p) if r["benchmark"] == BENCHMARK]
+    if p.suffix == ".parquet" or p.is_dir():
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(p).to_pylist()
+    else:
+        rows = []
+        for n, line in enumerate(p.read_text().splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise SystemExit(f"{p}:{n}: invalid JSON ({exc.msg})") from None
+    for n, row in enumerate(rows, start=1):
+        try:
+            REVIEW_DECISION.validate(row)
+        except ValueError as exc:
+            raise SystemExit(f"{p}: row {n}: {exc}") from None
+    return [r for r in rows if r["benchmark"] == BENCHMARK]
+
+
+def review_statuses(decisions: list[dict[str, Any]], panel_size: int = 4,
+                    latest_versions: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
+    """sample id → plain-dict status by :func:`annotation.approval.statuses` (all ``panel_size``
+    human reviewers approve the same, latest version), plus that version's human decisions."""
+    from annotation.approval import statuses
+
+    out = {}
+    for sid, st in statuses(decisions, panel_size=panel_size, latest_versions=latest_versions).items():
+        mine = [d for d in decisions if d["sample_id"] == sid and int(d["version"]) == st.version
+                and d.get("rater_kind", "human") == "human"]
+        out[sid] = {"state": st.state, "version": st.version, "content_hash": st.content_hash,
+                    "approvals": list(st.approvals), "objections": [list(o) for o in st.objections],
+                    "decisions": sorted(({k: d[k] for k in ("reviewer", "decision", "version",
+                                                             "review_round", "created_at")}
+                                         for d in mine), key=lambda d: (d["reviewer"], d["created_at"]))}
+    return out
+
+
+def gate(c: dict[str, Any], status: dict[str, Any] | None) -> tuple[bool, str, list[dict[str, Any]]]:
+    """(approved?, reason, review record for provenance) for the candidate's *current* version."""
+    if status is None:
+        return False, "pending review: no decisions for this candidate", []
+    record = [dict(d, version=int(d["version"])) for d in status.get("decisions", [])]
+    if int(status["version"]) != c["version"]:
+        return False, (f"decisions are for version {status['version']}, the candidate is version "
+                       f"{c['version']} (changed content invalidates earlier approvals)"), record
+    if status["content_hash"] and status["content_hash"] != c["content_hash"]:
+        return False, "the reviewed content hash differs from the candidate's", record
+    if status["state"] != "approved":
+        return False, f"review state {status['state']!r} (objections: {status['objections']})", record
+    return True, "approved by all reviewers", record
+
+
+def evidence_json(status: dict[str, Any] | None) -> str:
+    return canonical_json(status or {})
+
+
+# -- push side -------------------------------------------------------------------------------
+
+
+def media_name(c: dict[str, Any]) -> str:
+    """Review copy of the video, relative to the media root (a subdirectory, as LS needs):
+    H.264 mp4 when Debian ffmpeg is installed, else VP8 webm written by OpenCV — both play in
+    the Label Studio UI; mp4v and AVI do not (LABEL_STUDIO.md)."""
+    ext = ".mp4" if shutil.which("ffmpeg") else ".webm"
+    return f"streamvibe/{c['source_collection']}/{c['source_video_id']}{ext}"
+
+
+def to_routing_candidate(c: dict[str, Any]) -> Candidate:
+    return Candidate(c["id"], int(c["version"]), c["subtype"], review_content(c), [media_name(c)])
+
+
+def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Path) -> list[str]:
+    """Browser-playable copies of each candidate's video (:func:`media_name`); existing copies
+    are kept. Returns the paths written."""
+    from pipelines.media.video import transcode_for_browser
+
+    done = []
+    for c in cands:
+        dst = media_root / media_name(c)
+        if dst.exists():
+            continue
+        transcode_for_browser(os.path.join(raw_root, c["source_file"]), dst, source_file=c["source_file"])
+        done.append(str(dst))
+    return done

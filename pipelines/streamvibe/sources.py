@@ -1,0 +1,190 @@
+"""Source manifest of task videos, their task records and the intent specifications (seed 001 §3.3).
+
+§3.3 builds candidates "for each video-request pair" from "the source video and task record"
+(App. B.2). The source root holds::
+
+    manifest.jsonl          one task video per line:
+                            {"collection", "video_id", "video": <path>, "environment":
+                             "physical"|"digital", "task_record": <path>}
+    <task_record>.json      {"task": str, "native": {events|states|steps|actions ...},
+                             "requests": [{"subtype": "R", "slots": {...}, ...}, ...]}
+
+Each request of a task record is one *video-request pair*, the unit that ends kept, filtered or
+rejected (SPEC §3). Pairs are enumerated cheaply here (JSON only); videos are decoded once per
+video later. A manifest line that cannot be read, or whose task record is missing, is rejected
+under the pseudo-subtype ``unassigned`` (its subtypes are unknown), naming file and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.common.errors import BadInput, Rejection
+from schemas.streamvibe import BENCHMARK, DYNAMIC, ENVIRONMENTS, SUBTYPES
+
+UNASSIGNED = "unassigned"
+RULES = ("events", "states", "steps", "actions")
+POINT_RULES = ("exactly_one", "at_least_one", "at_least_two")
+
+
+@dataclass(frozen=True)
+class IntentSpec:
+    """One subtype's intent specification (``configs/streamvibe/intents.yaml``)."""
+
+    subtype: str
+    definition: str
+    rule: str
+    points: str
+    before: float
+    after: float
+    templates: tuple[str, ...]
+    update_templates: tuple[str, ...]
+    response: str
+    immediate_window: float = 3.0
+
+
+def load_intent_specs(path: str) -> tuple[str, dict[str, IntentSpec]]:
+    """Read and check the intent specs; returns (specs version, subtype → spec)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"cannot read intent specs {path}: {exc}") from exc
+    specs: dict[str, IntentSpec] = {}
+    for code, d in (raw.get("subtypes") or {}).items():
+        where = f"{path}: subtypes.{code}"
+        if code not in SUBTYPES:
+            raise SystemExit(f"{where}: unknown subtype; known {list(SUBTYPES)}")
+        if d.get("rule") not in RULES or d.get("points") not in POINT_RULES:
+            raise SystemExit(f"{where}: rule must be one of {RULES}, points one of {POINT_RULES}")
+        if not d.get("templates"):
+            raise SystemExit(f"{where}: needs at least one request template")
+        if code in DYNAMIC and not d.get("update_templates"):
+            raise SystemExit(f"{where}: Dynamic subtypes need update_templates")
+        win = d.get("window") or {}
+        specs[code] = IntentSpec(
+            subtype=code, definition=str(d.get("definition", "")), rule=d["rule"],
+            points=d["points"], before=float(win.get("before", 0)), after=float(win.get("after", 3)),
+            templates=tuple(d["templates"]), update_templates=tuple(d.get("update_templates") or ()),
+            response=str(d.get("response", "{text}")),
+            immediate_window=float(d.get("immediate_window", 3)),
+        )
+    return str(raw.get("version", "")), specs
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(root: str, rel: str, field: str) -> bytes:
+    try:
+        with FileSystems.open(FileSystems.join(root, rel)) as fh:
+            return fh.read()
+    except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this item
+        raise BadInput(rel, field, f"cannot read ({type(exc).__name__})") from exc
+
+
+def _rejection(err: BadInput, subtype: str = UNASSIGNED, stage: str = "listing") -> Rejection:
+    return Rejection.from_bad_input(err, benchmark=BENCHMARK, environment=subtype, stage=stage)
+
+
+def pair_id(subtype: str, collection: str, video_id: str, index: int) -> str:
+    return f"{subtype.lower()}/{collection}/{video_id}/{index}"
+
+
+def video_key(pair: dict[str, Any]) -> str:
+    return f"{pair['collection']}/{pair['video_id']}"
+
+
+def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dict[str, Any] | Rejection]:
+    """Yield one dict per video-request pair, or a Rejection naming file and field.
+
+    Every yielded item is one input (SPEC §3 "nothing lost"): a manifest line whose task record
+    is missing is a single input rejected as ``unassigned``; a request with an unknown subtype is
+    one rejected input too.
+    """
+    try:
+        text = _read(root, manifest, "manifest").decode("utf-8")
+    except (BadInput, UnicodeDecodeError) as exc:
+        err = exc if isinstance(exc, BadInput) else BadInput(manifest, "manifest", "not UTF-8")
+        yield _rejection(BadInput(manifest, "manifest", err.reason, item_id="*"))
+        return
+    seen: set[tuple[str, str]] = set()
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{manifest}:{n}"
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            yield _rejection(BadInput(manifest, f"line {n}", f"invalid JSON ({exc})", item_id=where))
+            continue
+        missing = [k for k in ("collection", "video_id", "video", "task_record") if not row.get(k)]
+        if missing:
+            yield _rejection(BadInput(manifest, f"line {n}: {missing[0]}", "missing field",
+                                      item_id=where))
+            continue
+        coll, vid = str(row["collection"]), str(row["video_id"])
+        item = f"{coll}/{vid}"
+        env = row.get("environment", "physical")
+        if env not in ENVIRONMENTS:
+            yield _rejection(BadInput(manifest, f"line {n}: environment",
+                                      f"{env!r} is not one of {ENVIRONMENTS}", item_id=item))
+            continue
+        if (coll, vid) in seen:
+            yield _rejection(BadInput(manifest, f"line {n}: video_id", "duplicate video id",
+                                      item_id=item))
+            continue
+        seen.add((coll, vid))
+        rec_path = str(row["task_record"])
+        try:
+            record = json.loads(_read(root, rec_path, "task_record"))
+        except BadInput as err:
+            yield _rejection(BadInput(rec_path, "task_record", f"missing task record for {item}: "
+                                      f"{err.reason}", item_id=item))
+            continue
+        except ValueError as exc:
+            yield _rejection(BadInput(rec_path, "task_record", f"invalid JSON ({exc})", item_id=item))
+            continue
+        requests = record.get("requests") if isinstance(record, dict) else None
+        if not isinstance(requests, list) or not requests:
+            yield _rejection(BadInput(rec_path, "requests", "task record has no requests",
+                                      item_id=item))
+            continue
+        for k, req in enumerate(requests):
+            subtype = req.get("subtype") if isinstance(req, dict) else None
+            if subtype not in SUBTYPES:
+                yield _rejection(BadInput(rec_path, f"requests[{k}].subtype",
+                                          f"unknown subtype {subtype!r}", item_id=f"{item}/{k}"))
+                continue
+            yield {
+                "id": pair_id(subtype, coll, vid, k),
+                "subtype": subtype,
+                "collection": coll,
+                "video_id": vid,
+                "video": str(row["video"]),
+                "environment": env,
+                "task_record": rec_path,
+                "task": str(record.get("task", "")),
+                "native": record.get("native") or {},
+                "request": req,
+                "request_index": k,
+            }
+
+
+def source_files(root: str, manifest: str, pairs: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """(file, sha256) of the manifest and every task record referenced by listed pairs."""
+    out = {manifest: sha256_hex(_read(root, manifest, "manifest"))}
+    for p in pairs:
+        if p["task_record"] not in out:
+            out[p["task_record"]] = sha256_hex(_read(root, p["task_record"], "task_record"))
+    return [{"file": f, "sha256": s} for f, s in sorted(out.items())]

