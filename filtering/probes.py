@@ -226,7 +226,6 @@ class OpenAIBackend:
         )
 
     async def ask(self, turn: FirstTurn) -> Answer:
-        openai = self._openai
         data, mime = as_supported_image(turn.image)
         url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
         messages: list[dict[str, Any]] = []
@@ -241,6 +240,12 @@ class OpenAIBackend:
                 ],
             }
         )
+        return await self.complete(messages)
+
+    async def complete(self, messages: list[dict[str, Any]]) -> Answer:
+        """Send ``messages``; SDK errors become Retryable/Fatal so callers building other
+        requests (multi-image captions, text-only summaries) share one error mapping."""
+        openai = self._openai
         try:
             resp = await self.client.chat.completions.create(
                 model=self.spec.model,
@@ -302,11 +307,14 @@ class GeminiBackend:
             max_output_tokens=self.spec.max_tokens,
             system_instruction=self.spec.system_prompt or None,
         )
+        return await self.generate([types.Part.from_bytes(data=data, mime_type=mime), turn.prompt], config)
+
+    async def generate(self, contents: list[Any], config: Any) -> Answer:
+        """``generateContent`` with SDK errors mapped to Retryable/Fatal (shared by every caller
+        that builds its own contents or config, e.g. JSON answers or several images)."""
         try:
             resp = await self.client.aio.models.generate_content(
-                model=self.spec.model,
-                contents=[types.Part.from_bytes(data=data, mime_type=mime), turn.prompt],
-                config=config,
+                model=self.spec.model, contents=contents, config=config
             )
         except self.errors.APIError as e:
             code = int(e.code or 0)

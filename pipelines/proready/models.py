@@ -12,10 +12,9 @@ and progress lines (:class:`filtering.progress.Progress`).
 
 Why a thin adapter at all: a probe sends exactly one image with one prompt (``FirstTurn``); a
 caption request sends eight frames (App. C: "8 uniformly sampled frames") and a summary none. The
-two backend subclasses below only override ``ask`` to build that request; the SDK-exception →
-``RetryableError`` / ``FatalError`` mapping mirrors the parent's (see the lead note in
-docs/proready.md: factoring the parents' ``ask`` into request building + one ``_complete`` call
-would remove that duplication).
+two backend subclasses below only override ``ask`` to build that request and hand it to the
+parents' ``complete`` / ``generate``, which own the SDK-exception → ``RetryableError`` /
+``FatalError`` mapping.
 
 Answers are JSON validated with pydantic. A reply that is valid HTTP but not the requested JSON is
 *malformed model output*: the caller turns it into a rejection naming the stage and the request.
@@ -38,7 +37,6 @@ from filtering.cache import ResponseCache, response_key
 from filtering.leak import _run_async
 from filtering.probes import (
     Answer,
-    FatalError,
     GeminiBackend,
     Job,
     Limits,
@@ -46,7 +44,6 @@ from filtering.probes import (
     Outcome,
     ProbeSpec,
     RateLimiter,
-    RetryableError,
     RetryPolicy,
     _run_one,
     as_supported_image,
@@ -79,7 +76,6 @@ class MultiImageOpenAI(OpenAIBackend):
     """OpenAI-compatible chat completions with 0..n images (base64 ``data:`` URLs)."""
 
     async def ask(self, turn: ModelRequest) -> Answer:  # type: ignore[override]
-        openai = self._openai
         content: list[dict[str, Any]] = []
         for img in turn.images:
             data, mime = as_supported_image(img)
@@ -90,32 +86,7 @@ class MultiImageOpenAI(OpenAIBackend):
         if self.spec.system_prompt:
             messages.append({"role": "system", "content": self.spec.system_prompt})
         messages.append({"role": "user", "content": content})
-        try:
-            resp = await self.client.chat.completions.create(
-                model=self.spec.model, messages=messages,  # type: ignore[arg-type]
-                temperature=self.spec.temperature, max_tokens=self.spec.max_tokens,
-            )
-        except openai.RateLimitError:
-            raise RetryableError("429") from None
-        except openai.APITimeoutError:
-            raise RetryableError("timeout") from None
-        except openai.APIConnectionError as e:
-            raise RetryableError("connection", type(e).__name__) from None
-        except openai.APIStatusError as e:
-            if e.status_code >= 500 or e.status_code in (408, 409):
-                raise RetryableError(str(e.status_code)) from None
-            raise FatalError(f"HTTP {e.status_code}") from None
-        except (ValueError, openai.APIResponseValidationError) as e:
-            raise RetryableError("malformed", type(e).__name__) from None
-        try:
-            text = resp.choices[0].message.content
-        except (TypeError, IndexError, AttributeError):
-            raise RetryableError("malformed", "no choices") from None
-        if not isinstance(text, str):
-            raise RetryableError("malformed", "no message content")
-        usage = resp.usage
-        return Answer(text, int(getattr(usage, "prompt_tokens", 0) or 0),
-                      int(getattr(usage, "completion_tokens", 0) or 0))
+        return await self.complete(messages)
 
 
 class MultiImageGemini(GeminiBackend):
@@ -133,33 +104,7 @@ class MultiImageGemini(GeminiBackend):
             system_instruction=self.spec.system_prompt or None,
             response_mime_type="application/json",
         )
-        try:
-            resp = await self.client.aio.models.generate_content(
-                model=self.spec.model, contents=parts, config=config)
-        except self.errors.APIError as e:
-            code = int(e.code or 0)
-            if code == 429 or code >= 500 or code == 408:
-                raise RetryableError(str(code)) from None
-            raise FatalError(f"HTTP {code}") from None
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ValueError as e:
-            raise RetryableError("malformed", type(e).__name__) from None
-        except OSError as e:
-            raise RetryableError("connection", type(e).__name__) from None
-        except Exception as e:  # noqa: BLE001 - transport errors vary by httpx/aiohttp version
-            name = type(e).__name__
-            if "Timeout" in name:
-                raise RetryableError("timeout", name) from None
-            if any(s in name for s in ("Connect", "Disconnect", "Transport", "Payload")):
-                raise RetryableError("connection", name) from None
-            raise
-        text = resp.text
-        if not isinstance(text, str):
-            raise RetryableError("malformed", "no candidate text")
-        um = resp.usage_metadata
-        return Answer(text, int(getattr(um, "prompt_token_count", 0) or 0),
-                      int(getattr(um, "candidates_token_count", 0) or 0))
+        return await self.generate(parts, config)
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)

@@ -33,7 +33,6 @@ from pydantic import BaseModel, ValidationError
 from filtering.cache import ResponseCache, response_key
 from filtering.probes import (
     Answer,
-    FatalError,
     GeminiBackend,
     Job,
     Limits,
@@ -116,7 +115,7 @@ class CandidateRequest:
 
 class StructuredGeminiBackend(GeminiBackend):
     """GeminiBackend (same client, key handling and options) asking for :class:`CandidateOut`
-    over a labelled frame sequence. Its error mapping mirrors ``GeminiBackend.ask``; a schema
+    over a labelled frame sequence; ``GeminiBackend.generate`` maps SDK errors, and a schema
     mismatch is a retryable ``malformed`` answer."""
 
     async def ask(self, turn: CandidateRequest) -> Answer:  # type: ignore[override]
@@ -130,25 +129,12 @@ class StructuredGeminiBackend(GeminiBackend):
             system_instruction=self.spec.system_prompt or None,
             response_mime_type="application/json", response_schema=CandidateOut,
         )
+        answer = await self.generate([types.Content(role="user", parts=parts)], config)
         try:
-            resp = await self.client.aio.models.generate_content(
-                model=self.spec.model, contents=[types.Content(role="user", parts=parts)], config=config)
-        except self.errors.APIError as e:
-            code = int(e.code or 0)
-            if code == 429 or code == 408 or code >= 500:
-                raise RetryableError(str(code)) from None
-            raise FatalError(f"HTTP {code}") from None
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ValueError as e:  # JSONDecodeError: malformed envelope
-            raise RetryableError("malformed", type(e).__name__) from None
-        except OSError as e:
-            raise RetryableError("connection", type(e).__name__) from None
-        if not isinstance(resp.parsed, CandidateOut) or not isinstance(resp.text, str):
-            raise RetryableError("malformed", "answer does not follow the candidate schema")
-        um = resp.usage_metadata
-        return Answer(resp.text, int(getattr(um, "prompt_token_count", 0) or 0),
-                      int(getattr(um, "candidates_token_count", 0) or 0))
+            CandidateOut.model_validate_json(answer.raw)
+        except ValueError:
+            raise RetryableError("malformed", "answer does not follow the candidate schema") from None
+        return answer
 
 
 def prompt_version(path: str) -> tuple[str, str]:
