@@ -58,7 +58,8 @@ def main() -> None:
         episodes = sum(c["kept"] for c in manifest["counts"].values())
         images = 0
         for shard in sorted((release / "data").rglob("*.parquet")):
-            images += sum(len(f) for f in pq.read_table(shard, columns=["frames"]).column("frames").to_pylist())
+            frames = pq.read_table(shard, columns=["frames"]).column("frames").to_pylist()
+            images += sum(len(f) for f in frames)
         scratch = Path(tmp) / "scratch"
         scratch.mkdir()
         floor_s = io_floor(args.raw_dir, release, scratch)
