@@ -45,7 +45,6 @@ benchmark: venv demo-corpus
 
 test: venv
 	bash scripts/fetch_demo_media.sh
-	bash scripts/fetch_videos.sh >/dev/null
 	$(PY) -m pytest -q tests $(PYTEST_ARGS)
 
 lint: venv

