@@ -5,6 +5,7 @@
     python -m annotation.cli push --benchmark B --round R --rubric NAME --candidates FILE.jsonl
     python -m annotation.cli pull --benchmark B --round R --rubric NAME --log-dir DIR
     python -m annotation.cli status --log-dir DIR
+    python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR]
 
 Nothing here prints a token, password, invite link or e-mail address (SPEC §3): the panel is
 shown by pseudonym and user id only.
@@ -133,6 +134,29 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Agreement audit of the first-round decisions in a decision log (seed 001 App. B.3),
+    optionally with the Gemini reviewer's decisions, written as Markdown + HTML + plots."""
+    from annotation import decision_log
+    from annotation.agreement import audit
+    from annotation.report import write_agreement_report
+
+    decisions = decision_log.read(args.log_dir)
+    model_rater = None
+    if args.model_log:
+        model_rows = decision_log.read(args.model_log)
+        raters = sorted({r["reviewer"] for r in model_rows if r["rater_kind"] == "model"})
+        if len(raters) != 1:
+            raise LabelStudioError(f"{args.model_log}: expected one model rater, found {raters}")
+        model_rater = raters[0]
+        decisions += model_rows
+    panel = [f"r{i}" for i in range(1, args.panel_size + 1)]
+    result = audit(decisions, panel, model_rater, global_seed=args.seed)
+    for path in write_agreement_report(result, args.out):
+        print(path)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m annotation.cli", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,6 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--log-dir", required=True)
     t.add_argument("--panel-size", type=int, default=4)
     t.set_defaults(fn=cmd_status)
+    a = sub.add_parser("audit", help="agreement report (Fleiss' κ, Cohen's κ vs the model rater)")
+    a.add_argument("--log-dir", required=True, help="human decision log (from `pull`)")
+    a.add_argument("--model-log", help="decision log of the Gemini reviewer (rater_kind=model)")
+    a.add_argument("--out", required=True, help="reports directory, e.g. <release>/reports")
+    a.add_argument("--panel-size", type=int, default=4)
+    a.add_argument("--seed", type=int, default=0, help="bootstrap seed (SPEC §3)")
+    a.set_defaults(fn=cmd_audit)
     args = ap.parse_args(argv)
     try:
         return int(args.fn(args))

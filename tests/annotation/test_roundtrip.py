@@ -235,3 +235,25 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
     assert len(history) == 16 + 7  # unchanged decisions are not repeated
     assert statuses(current, latest_versions=latest)["s06"].approvals == ("r1", "r2")
     assert content_hash({"b": 1, "a": [1, 2]}) == content_hash({"a": [1, 2], "b": 1})
+
+    # ---- agreement audit on the real pulled log: the first-round v1 decisions -----------------
+    # Fleiss' κ over candidates that all four reviewers decided on v1 (binary approve / not,
+    # seed 001 App. B.3), cross-checked against statsmodels on a table built here independently.
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    from annotation.agreement import audit
+    from annotation.cli import main as cli
+
+    first: dict[str, dict[str, str]] = {}
+    for row in sorted(history, key=lambda d: (d["created_at"], d["source_annotation_id"])):
+        if row["version"] == 1 and row["rater_kind"] == "human":
+            first.setdefault(row["sample_id"], {}).setdefault(row["reviewer"], row["decision"])
+    complete = {s: d for s, d in first.items() if set(d) == {"r1", "r2", "r3", "r4"}}
+    assert len(complete) >= 3
+    table = [[sum(v == "approve" for v in d.values()), sum(v != "approve" for v in d.values())]
+             for _, d in sorted(complete.items())]
+    result = audit(history, ["r1", "r2", "r3", "r4"], None, n_boot=200)
+    assert result.overall.n_candidates == len(complete)
+    assert result.overall.fleiss_kappa == pytest.approx(fleiss_kappa(table, method="fleiss"), abs=1e-12)
+    assert cli(["audit", "--log-dir", str(log_dir), "--out", str(tmp_path / "reports")]) == 0
+    assert (tmp_path / "reports" / "agreement.md").is_file()
