@@ -12,6 +12,7 @@ violation and not counted (``annotation.routing``).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from schemas.review import DECISIONS
@@ -29,7 +30,22 @@ DECISION_HINTS: dict[str, str] = {
     "reject": "Unresolvable ambiguity or insufficient visual evidence: exclude, never guess "
     "a reference (seed 001 App. B.3).",
 }
-assert tuple(DECISION_LABELS) == DECISIONS
+# Keyboard shortcut per decision (Label Studio ``<Choice hotkey>``): one key press decides, so a
+# reviewer working through a round keeps the hands on the keyboard. Digits, because Label
+# Studio's own shortcuts use letters with modifiers (ctrl+enter submits).
+DECISION_HOTKEYS: dict[str, str] = {"approve": "1", "revise": "2", "reject": "3"}
+assert tuple(DECISION_LABELS) == DECISIONS == tuple(DECISION_HOTKEYS)
+
+# The acceptance rule every rubric shares (seed 001 App. B.3), shown on the project page.
+ACCEPTANCE_RULE = (
+    "The review unit is the complete candidate sample. Approve only when every applicable "
+    "criterion is satisfied; a required correction counts as non-approval of the current version. "
+    "A sample is retained only if all four reviewers approve the same final version (three "
+    "approvals are insufficient); any objection means it is corrected and reviewed again by all "
+    "four, or discarded, and changing an annotation invalidates approval of its earlier version. "
+    "Unresolvable ambiguity or insufficient visual evidence requires exclusion rather than a "
+    "guessed reference answer (seed 001 App. B.3)."
+)
 
 
 @dataclass(frozen=True)
@@ -48,8 +64,12 @@ class Display:
 
     kind: ``video`` / ``image`` (``media`` index into ``Candidate.media``), ``text`` (a string
     content field, escaped by ``<Text>``), ``json`` (any content field, pretty-printed into a
-    ``<Text>``) or ``paragraphs`` (a list of turns shown by ``<Paragraphs>``; each turn a dict
-    whose ``speaker_key`` and ``text_key`` are used, other keys prefixed to the text).
+    ``<Text>``), ``paragraphs`` (a list of turns shown by ``<Paragraphs>``; each turn a dict
+    whose ``speaker_key`` and ``text_key`` are used, other keys appended to the text) or
+    ``windows`` (a list of time windows shown by ``<Paragraphs>`` synced with the video
+    ``media``: each entry's ``start_key``/``end_key`` — a field name, or ``field.i`` for an item
+    of a list field — give the window in seconds, ``text_key`` the gold response; each window
+    gets a play button that seeks the video to its start).
     """
 
     kind: str
@@ -58,6 +78,8 @@ class Display:
     media: int = 0
     speaker_key: str = "role"
     text_key: str = "text"
+    start_key: str = ""
+    end_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,20 +90,48 @@ class Rubric:
     source: str
     criteria: tuple[Criterion, ...]
     displays: tuple[Display, ...]
-    instructions: str = ""
+    summary: str = ""
     default_fps: float = 1.0
+    definitions: str = ""
 
     @property
     def criterion_keys(self) -> tuple[str, ...]:
         return tuple(c.key for c in self.criteria)
+
+    @property
+    def instructions(self) -> str:
+        """The reviewer instructions for the project page (Label Studio ``expert_instruction``,
+        rendered as HTML and shown before labelling): what is reviewed, the acceptance rule, each
+        criterion with its meaning, the decisions and their keys. Built from our own strings,
+        each escaped, so the HTML cannot be broken by a rubric text."""
+        e = html.escape
+        parts = [f"<h3>{e(self.title)}</h3>"]
+        if self.summary:
+            parts.append(f"<p>{e(self.summary)}</p>")
+        if self.definitions:
+            parts.append(f"<p><i>{e(self.definitions)}</i></p>")
+        parts.append(f"<p><b>Acceptance rule.</b> {e(ACCEPTANCE_RULE)}</p>")
+        parts.append("<p><b>Criteria</b> (tick each one that holds; source: "
+                     f"{e(self.source)}):</p><ul>")
+        parts += [f"<li>\u2022 <b>{e(c.label)}</b>: {e(c.hint)}</li>" for c in self.criteria]
+        parts.append("</ul><p><b>Decision</b> (keyboard shortcut in brackets):</p><ul>")
+        parts += [f"<li>\u2022 <b>{e(DECISION_LABELS[d])}</b> [{DECISION_HOTKEYS[d]}]: "
+                  f"{e(DECISION_HINTS[d])}</li>" for d in DECISIONS]
+        parts.append("</ul><p>Write in the comment what must change (required for a revision or "
+                     "a rejection). Submit with the Submit button or ctrl+enter. Click the play "
+                     "button next to an evidence window to jump the video to its start.</p>")
+        return "".join(parts)
 
     def __post_init__(self) -> None:
         keys = self.criterion_keys
         if len(set(keys)) != len(keys):
             raise ValueError(f"rubric {self.name}: duplicate criterion keys")
         for d in self.displays:
-            if d.kind not in {"video", "image", "text", "json", "paragraphs"}:
+            if d.kind not in {"video", "image", "text", "json", "paragraphs", "windows"}:
                 raise ValueError(f"rubric {self.name}: unknown display kind {d.kind!r}")
+            if d.kind == "windows" and not (d.start_key and d.end_key):
+                raise ValueError(f"rubric {self.name}: windows display {d.label!r} needs "
+                                 "start_key and end_key")
 
 
 STREAMVIBE = Rubric(
@@ -89,10 +139,16 @@ STREAMVIBE = Rubric(
     benchmark="streamvibe",
     title="StreamVibe-Bench candidate review",
     source="seed 001 App. B.2 (annotation and provenance), App. B.3 and Table 16",
-    instructions=(
+    summary=(
         "The review unit is the complete candidate: video, initial instruction, timestamped user "
         "turns, evidence windows, preferred response times and reference answers. Approve only "
         "when every criterion holds for this version; a required correction is a non-approval."
+    ),
+    definitions=(
+        "Seed 001 §3.3: \u201cFour reviewers then independently verify the user requests and "
+        "response timing, correcting or removing samples without sufficient evidence and retaining "
+        "only those approved by all reviewers. The validated annotations are aligned to 1 FPS "
+        "streams and converted into causal interaction sequences.\u201d"
     ),
     criteria=(
         Criterion("request_fidelity", "Request fidelity",
@@ -114,8 +170,9 @@ STREAMVIBE = Rubric(
         Display("video", "Video stream", media=0),
         Display("text", "Initial instruction", key="instruction"),
         Display("paragraphs", "Timestamped user turns", key="turns", speaker_key="role"),
-        Display("json", "Evidence points (window, preferred time, gold response)",
-                key="evidence_points"),
+        Display("windows", "Evidence windows (▶ jumps the video to the window start; gold response)",
+                key="evidence_points", start_key="window.0", end_key="window.1",
+                text_key="gold_response"),
     ),
 )
 
@@ -124,10 +181,17 @@ PROREADY = Rubric(
     benchmark="proready",
     title="ProReady-QA item review",
     source="seed 002 App. C (Human Refinement)",
-    instructions=(
+    summary=(
         "Check each question-answer pair against its evidence window [t_s, t_e]. Ambiguous or "
         "trivial items, hallucinated cues and windows that do not match the evidence must be "
         "corrected (require revision) or removed (reject)."
+    ),
+    definitions=(
+        "Seed 002 App. C (Human Refinement): \u201cannotators review each QA pair and its proposed "
+        "evidence window. They verify that the answer is not inferable before t_s, that the "
+        "supporting cue truly disappears at t_e, and that the QA instance is strictly "
+        "future-dependent. Ambiguous or trivial cases, hallucinated cues, or QA pairs whose "
+        "evidence does not align with the timestamps are corrected or removed.\u201d"
     ),
     criteria=(
         Criterion("not_inferable_before_ts", "Not inferable before t_s",
@@ -142,7 +206,8 @@ PROREADY = Rubric(
         Display("video", "Long video", media=0),
         Display("paragraphs", "Questions and answers (multi-turn)", key="turns",
                 speaker_key="role"),
-        Display("json", "Evidence windows [t_s, t_e] per question", key="evidence"),
+        Display("windows", "Evidence windows [t_s, t_e] per question (▶ jumps the video to t_s)",
+                key="full_turns", start_key="t_s", end_key="t_e", text_key="answer"),
     ),
 )
 
@@ -151,7 +216,7 @@ PROACTIVEBENCH_VSOD = Rubric(
     benchmark="proactivebench",
     title="ProactiveBench VSOD episode review (manual annotations)",
     source="seed 000 §3.2 (annotation process) and App. 0.A.2 (VSOD environment)",
-    instructions=(
+    summary=(
         "VSOD has no category annotations: the fully occluded frame and the answer were chosen "
         "by hand. Reject items whose subject cannot be recognised (the paper discards them)."
     ),

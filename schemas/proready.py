@@ -61,6 +61,7 @@ ITEM = RecordSchema(
         Field("video_file", "string", "Video path relative to the source root."),
         Field("video_sha256", "string", "sha256 of the video file."),
         Field("video_duration_s", "float64", "Real decodable duration (last frame pts + 1 frame)."),
+        Field("video_fps", "float64", "Frame rate of the video (the review player counts frames with it)."),
         Field("source", "string", "Source dataset of the video (e.g. ego4d, movienet, opencv-doc)."),
         Field("task_type", "string", "Task type of the first turn (the config the item is in)."),
         Field("num_turns", "int32", "Number of turns in the chain."),

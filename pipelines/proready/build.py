@@ -345,7 +345,8 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
                 if item["video_id"] not in frames:
                     v = VideoSource(item["video_id"], item["video_file"],
                                     str(source_root / item["video_file"]), item["video_sha256"],
-                                    item["video_duration_s"], 0.0, item["source"], "", {}, (), (), ())
+                                    item["video_duration_s"], item["video_fps"], item["source"], "", {},
+                                    (), (), ())
                     frames[item["video_id"]] = video_frames(v, gcfg.frame_max_side)
             from pipelines.proready.quality import verifiability_report
 

@@ -125,6 +125,7 @@ def make_item(video: VideoSource, iid: str, turns: list[dict[str, Any]], version
         "video_file": video.video_file,
         "video_sha256": video.sha256,
         "video_duration_s": video.duration_s,
+        "video_fps": video.fps,
         "source": video.source,
         "task_type": turns[0]["task_type"],
         "num_turns": len(turns),

@@ -38,7 +38,8 @@ TURN_FIELDS = tuple(f.name for f in TURN.fields)
 
 
 def review_content(item: dict[str, Any]) -> dict[str, Any]:
-    """What reviewers see (rubric ``proready`` displays: video, ``turns``, ``evidence``)."""
+    """What reviewers see (rubric ``proready`` displays: video, ``turns``, ``evidence``); ``fps``
+    tells the ``<Video>`` player the real frame rate (it assumes 24 fps otherwise)."""
     paragraphs = []
     for t in item["turns"]:
         ref = "" if t["refers_to"] < 0 else f" (follow-up on turn {t['refers_to']}, {t['dependency']})"
@@ -49,7 +50,7 @@ def review_content(item: dict[str, Any]) -> dict[str, Any]:
     evidence = [{k: t[k] for k in TURN_FIELDS if k not in ("question", "answer")}
                 for t in item["turns"]]
     return {"id": item["id"], "video_id": item["video_id"], "video_sha256": item["video_sha256"],
-            "turns": paragraphs, "evidence": evidence,
+            "fps": item["video_fps"], "turns": paragraphs, "evidence": evidence,
             "full_turns": [{k: t[k] for k in TURN_FIELDS} for t in item["turns"]]}
 
 

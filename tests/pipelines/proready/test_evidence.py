@@ -54,7 +54,7 @@ def _item(turns: list[dict]) -> dict:
             "t_s": 12.0, "t_e": 14.0, "refers_to": -1, "dependency": "none", "cue": "",
             "coarse_start_s": 12.0, "coarse_end_s": 14.0, "evidence_method": "native_cue",
             "generator": "template"}
-    return {"id": "v.x", "video_duration_s": 30.0,
+    return {"id": "v.x", "video_duration_s": 30.0, "video_fps": 25.0,
             "turns": [dict(base, **t) for t in turns]}
 
 

@@ -24,7 +24,8 @@ def _item(iid: str, ask: float = 10.0, t_s: float = 12.0, t_e: float = 14.0) -> 
             "coarse_start_s": t_s, "coarse_end_s": t_e, "evidence_method": "native_cue",
             "generator": "template"}
     item = {"id": iid, "version": 1, "video_id": "v", "video_file": "video/v.avi", "video_sha256": "0" * 64,
-            "video_duration_s": 30.0, "source": "demo", "task_type": "crr", "num_turns": 1, "turns": [turn],
+            "video_duration_s": 30.0, "video_fps": 25.0, "source": "demo", "task_type": "crr",
+            "num_turns": 1, "turns": [turn],
             "generator": "template", "content_hash": "", "approvals": [], "review_round": ""}
     item["content_hash"] = content_hash(item)
     return item

@@ -1,0 +1,354 @@
+"""The review UI works for a person: a real reviewer in a real browser on the real server.
+
+Why a browser and not the API: everything else in ``annotation`` is checked through the API,
+but what a reviewer *sees* — a video that plays and seeks (mp4v does not play, LABEL_STUDIO.md),
+the evidence windows with their times, the rubric with its help texts, candidate text escaped —
+only shows in the page. So these tests log in as a reviewer with Debian's headless Chromium
+(``tests/support/browser.py``), open a StreamVibe and a ProReady-QA task pushed by the real
+``push`` with media transcoded by the pipelines' own code (H.264 mp4 / VP9 webm), check that the
+video becomes playable with the right duration and frame count, jump to an evidence window with
+its play button, decide with the keyboard shortcut and the checkboxes, type a comment, submit,
+and check through the API and ``pull`` that the decision is stored under that reviewer with a
+``lead_time``. Screenshots go to the test's output folder (``tmp_path``); with
+``BENCHFORGE_UI_SCREENSHOTS=<dir>`` they are also copied there (how docs/img was made).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotation.label_config import parse_result
+from annotation.routing import Candidate, find_project, pull, push
+from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
+from annotation.server import Member, SecretStore
+from pipelines.media.video import probe_video, transcode_for_browser
+from pipelines.proready.review import review_candidate
+from pipelines.streamvibe import review as sv_review
+from tests.support.browser import VIEWPORT, browser_context, chromium, login  # noqa: F401 (fixtures)
+from tests.support.label_studio import LSEnv
+
+pytestmark = pytest.mark.label_studio
+
+ROOT = Path(__file__).resolve().parents[2]
+VIDEOS = ROOT / ".cache" / "demo-media" / "video"
+SCRIPT = "<script>window.__bf_xss = 1</script>"
+STYLE = "<style>body { display: none !important; --bf-marker: 1 }</style>"
+IMG = '<img src="x" onerror="window.__bf_img = 1">'
+VIDEO_READY = """() => { const v = document.querySelector('video');
+  return !!v && v.readyState >= 3 && Number.isFinite(v.duration) && v.duration > 0 && !v.error; }"""
+VIDEO_STATE = """() => { const v = document.querySelector('video');
+  return {t: v.currentTime, paused: v.paused, duration: v.duration, ready: v.readyState,
+          src: v.currentSrc, error: v.error ? v.error.code : null}; }"""
+
+
+@pytest.fixture(scope="module")
+def videos() -> Path:
+    """The real demo videos (tree.avi, bikes.mp4), fetched on first use like the pipeline tests."""
+    names = ("tree.avi", "bikes.mp4")
+    if not all((VIDEOS / n).is_file() for n in names):
+        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
+    missing = [n for n in names if not (VIDEOS / n).is_file()]
+    if missing:
+        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
+    return VIDEOS
+
+
+class Shots:
+    """Numbered screenshots in the test's folder (and the docs folder when asked)."""
+
+    def __init__(self, page: Any, folder: Path, prefix: str) -> None:
+        self.page, self.folder, self.prefix, self.n = page, folder, prefix, 0
+        self.copy_to = os.environ.get("BENCHFORGE_UI_SCREENSHOTS")
+
+    def __call__(self, name: str, locator: Any = None, top: bool = False) -> Path:
+        self.n += 1
+        if top:  # Label Studio scrolls its own panes; put every one back to the top
+            self.page.evaluate("() => document.querySelectorAll('*').forEach(e => { e.scrollTop = 0; })")
+        path = self.folder / f"{self.prefix}-{self.n}-{name}.png"
+        (locator or self.page).screenshot(path=str(path))
+        if self.copy_to:
+            Path(self.copy_to).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, Path(self.copy_to) / path.name)
+        return path
+
+
+def _page_text(page: Any) -> str:
+    """The page's visible text with runs of white space collapsed (as the browser renders)."""
+    return " ".join(page.locator("body").inner_text().split())
+
+
+def _has(page_text: str, text: str) -> bool:
+    return " ".join(text.split()) in page_text
+
+
+def _open_as(ctx: Any, ls_env: LSEnv, member: Member, pid: int, tid: int
+             ) -> tuple[Any, list[str]]:
+    """Log in with the member's own password (kept only in the owner-only token file) and open
+    the labelling page of one task; returns the page and the list its uncaught JS errors go to."""
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    password = SecretStore(ls_env.config.token_file).user(member.email)["password"]
+    login(page, member.url, member.email, password)
+    page.goto(f"{member.url}/projects/{pid}/data?task={tid}")
+    page.wait_for_selector("video", state="attached", timeout=60_000)  # hidden: frames go to a canvas
+    return page, errors
+
+
+def _check_video(page: Any, media: Path, media_root: Path, fps: float) -> dict[str, Any]:
+    """The browser reached a playable state on our file, with its real duration, and Label
+    Studio's frame counter uses the frame rate we gave ``<Video frameRate>``."""
+    page.wait_for_function(VIDEO_READY, timeout=60_000)
+    st = page.evaluate(VIDEO_STATE)
+    real = probe_video(media).duration_s
+    assert st["error"] is None and st["ready"] >= 3
+    assert st["src"].endswith("/data/local-files/?d=" + media.relative_to(media_root).as_posix())
+    assert st["duration"] == pytest.approx(real, abs=0.05)
+    counter = page.locator(".lsf-frames-control").inner_text()
+    total = int(re.fullmatch(r"\s*\d+\s+of\s+(\d+)\s*", counter).group(1))
+    assert total == pytest.approx(real * fps, abs=1.0)
+    return st
+
+
+def _seek_to_window(page: Any, n: int, start: float) -> float:
+    """Click window ``n``'s play button (the synced ``<Paragraphs>``): the paused video must
+    *jump* to the window start (it was elsewhere, and reaches it within 5 s — it could not have
+    played there) and play from there; then pause it with the same button."""
+    before = page.evaluate(VIDEO_STATE)
+    assert before["paused"] and not start - 0.05 <= before["t"] < start + 2.0, before
+    page.locator('button[aria-label="play"]').nth(n).click()
+    page.wait_for_function(
+        """s => { const v = document.querySelector('video');
+                  return !v.paused && v.currentTime >= s - 0.05 && v.currentTime < s + 2; }""",
+        arg=start, timeout=5_000)
+    page.locator('button[aria-label="pause"]').first.click()
+    page.wait_for_function("() => document.querySelector('video').paused", timeout=10_000)
+    t = float(page.evaluate("() => document.querySelector('video').currentTime"))
+    assert start - 0.05 <= t < start + 3.0, t  # from the window start, not from 0 or the end
+    return t
+
+
+def _decide(page: Any, decision: str, criteria: list[tuple[str, str]], comment: str,
+            shot: Shots) -> dict[str, Any]:
+    """Decision by its keyboard shortcut, criteria (label, key) by their shortcut key or, when
+    the key is empty, by clicking the checkbox, a comment, Submit; returns the API's answer to
+    the UI's POST."""
+    from playwright.sync_api import expect  # imported here: the `chromium` fixture may install it
+
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # keys to the page
+    page.keyboard.press(DECISION_HOTKEYS[decision])
+    radio = page.locator("label", has_text=DECISION_LABELS[decision]).locator("input[type=radio]")
+    expect(radio).to_be_checked()  # the shortcut selected the decision
+    for label, key in criteria:
+        box = page.locator(f'input[type=checkbox][name="{label}"]')
+        if key:  # Label Studio numbers the criteria on after the decision keys (4, 5, ...)
+            page.keyboard.press(key)
+        else:
+            box.check()
+        expect(box).to_be_checked()
+    page.locator('textarea[name="comment"]').fill(comment)
+    page.locator('textarea[name="comment"]').scroll_into_view_if_needed()
+    shot("decided")
+    with page.expect_response(lambda r: re.search(r"/api/tasks/\d+/annotations", r.url) is not None
+                              and r.request.method == "POST") as resp:
+        page.locator('button[aria-label="Submit current annotation"]').click()
+    assert resp.value.status == 201, resp.value.text()
+    return dict(resp.value.json())
+
+
+def _stored(member: Member, tid: int) -> dict[str, Any]:
+    """The one annotation on the task, read back through the API with the reviewer's token."""
+    anns = [a.model_dump() if hasattr(a, "model_dump") else dict(a)
+            for a in member.client().annotations.list(id=tid)]
+    assert len(anns) == 1
+    a = anns[0]
+    assert a["completed_by"] == member.user_id
+    assert a.get("updated_by") in (None, member.user_id)
+    assert a["lead_time"] is not None and a["lead_time"] > 0  # kept for review-effort reports
+    assert not a["was_cancelled"]
+    return a
+
+
+def _sv_candidate(fps: float, duration: float) -> dict[str, Any]:
+    """A StreamVibe candidate over tree.avi (a hand passes a tree) whose text carries markup."""
+    return {
+        "id": "ui/opencv-doc/ui-tree/0", "version": 1, "subtype": "I", "task": "watch the tree",
+        "source_collection": "opencv-doc", "source_video_id": "ui-tree", "source_file": "tree.avi",
+        "video_sha256": "0" * 64, "duration_s": duration, "intents": [], "transitions": [],
+        "fps": fps,
+        "initial_instruction": f"Tell me when a hand appears. {SCRIPT} {STYLE}",
+        "user_turns": [{"t": 0.0, "kind": "initial", "intent_id": "i0",
+                        "text": f"Tell me when a hand appears. {IMG}"}],
+        "evidence": [
+            {"id": "e0", "intent_id": "i0", "start": 11.0, "end": 14.0, "preferred": 12.0,
+             "response": f"A hand passes in front of the tree. {STYLE}", "proactive": True},
+            {"id": "e1", "intent_id": "i0", "start": 20.0, "end": 23.0, "preferred": 21.0,
+             "response": "The hand is gone again.", "proactive": True},
+        ],
+    }
+
+
+def test_streamvibe_review_in_browser(ls_env, panel, browser_context, videos, tmp_path):  # noqa: F811
+    """StreamVibe: H.264 review copy plays and seeks; markup in the candidate stays text; r1
+    approves with all four criteria (key 1) and the decision is r1's, through the API and pull."""
+    admin = panel.admin.client()
+    src = probe_video(videos / "tree.avi")
+    cand = _sv_candidate(round(src.fps, 3), round(src.duration_s, 3))
+    sv_review.prepare_media([cand], str(videos), ls_env.media_root)  # the pipeline's own transcode
+    media = ls_env.media_root / sv_review.media_name(cand)
+    assert media.suffix == ".mp4"  # ffmpeg present: H.264, not mp4v
+    tasks = push(admin, "streamvibe", "ui-browser", [sv_review.to_routing_candidate(cand)],
+                 STREAMVIBE, ls_env.media_root)
+    tid = tasks[(cand["id"], 1)]
+    pid = find_project(admin, "streamvibe", "ui-browser").id
+    assert admin.tasks.get(id=str(tid)).data["fps"] == pytest.approx(15.0, abs=0.01)
+
+    r1 = panel.reviewer("r1")
+    page, js_errors = _open_as(browser_context, ls_env, r1, pid, tid)
+    shot = Shots(page, tmp_path, "streamvibe")
+    _check_video(page, media, ls_env.media_root, fps=15.0)
+    assert src.duration_s == pytest.approx(probe_video(media).duration_s, abs=0.5)
+    page.wait_for_timeout(500)  # let the first frame reach the canvas for the screenshot
+    shot("task-opened", top=True)
+
+    # everything the rubric asks about is on the page, candidate text as text
+    body = page.locator("body")
+    seen = _page_text(page)
+    for text in ("Initial instruction", "Timestamped user turns", "user @ 0.0s",
+                 "e0  [11.0 s \u2013 14.0 s]", "e1  [20.0 s \u2013 23.0 s]",
+                 "A hand passes in front of the tree.", "Decision (keys 1 / 2 / 3)",
+                 *[f"{c.label}: {c.hint}" for c in STREAMVIBE.criteria]):
+        assert _has(seen, text), text
+    for markup in (SCRIPT, STYLE, IMG):
+        assert page.get_by_text(markup, exact=False).count() >= 1, markup
+    assert page.evaluate("() => [window.__bf_xss, window.__bf_img]") == [None, None]
+    assert page.evaluate("""() => Array.from(document.querySelectorAll('style, script, img'))
+        .filter(e => /__bf_|--bf-marker/.test((e.textContent || '') + (e.getAttribute('onerror') || '')))
+        .map(e => e.tagName + ':' + e.outerHTML.slice(0, 300))""") == []
+    assert body.is_visible()
+    assert page.evaluate("() => getComputedStyle(document.body).display") != "none"
+
+    # jump to window e1, then back to e0 (the evidence the reviewer checks for "Timing")
+    t1 = _seek_to_window(page, 1, 20.0)
+    t0 = _seek_to_window(page, 0, 11.0)
+    assert t0 < t1
+    page.locator(".lsf-frames-control").scroll_into_view_if_needed()
+    shot("window-e0")  # frame counter at 11.0 s (frame 165 of 449 at 15 fps)
+
+    # on a wide screen the text and the decision sit next to the video (two columns)
+    page.set_viewport_size({"width": 1680, "height": 1000})
+    page.wait_for_timeout(500)
+    video_box = page.locator(".lsf-frames-control").bounding_box()
+    decision_box = page.get_by_text("Decision (keys 1 / 2 / 3)").bounding_box()
+    assert decision_box["x"] > video_box["x"] + 500, (video_box, decision_box)
+    shot("wide-window", top=True)
+    page.set_viewport_size(VIEWPORT)
+
+    # the project page's instructions: acceptance rule and each criterion's meaning
+    page.get_by_role("button", name="Instructions").click()
+    modal = page.locator(".lsf-modal-ls__body").first
+    modal.wait_for(state="visible")
+    text = modal.inner_text()
+    assert "Acceptance rule." in text and "three approvals are insufficient" in text
+    assert all(c.label in text and c.hint in text for c in STREAMVIBE.criteria)
+    shot("instructions")
+    page.locator(".lsf-modal-ls button").first.click()  # the dialog's close (x) button
+    modal.wait_for(state="hidden")
+
+    labels = [(c.label, "") for c in STREAMVIBE.criteria]
+    comment = "Checked both windows; <b>fine</b>."
+    _decide(page, "approve", labels, comment, shot)
+    assert js_errors == []
+
+    a = _stored(r1, tid)
+    parsed = parse_result(a["result"], STREAMVIBE)
+    assert (parsed.decision, parsed.criteria, parsed.comment) == (
+        "approve", STREAMVIBE.criterion_keys, comment)
+    res = pull(admin, "streamvibe", "ui-browser", STREAMVIBE, panel)
+    assert res.violations == []
+    assert [(d["reviewer"], d["decision"], d["sample_id"], d["version"]) for d in res.decisions] == [
+        ("r1", "approve", cand["id"], 1)]
+    assert res.decisions[0]["lead_time"] == pytest.approx(a["lead_time"])
+
+
+def _pr_item() -> dict[str, Any]:
+    """A ProReady-QA item over bikes.mp4 with one future-dependent question carrying markup."""
+    turn = {"turn_index": 0, "task_type": "ctd", "question": f"Which way will the riders turn? {SCRIPT}",
+            "answer": f"To the left. {STYLE}", "ask_time_s": 2.0, "t_s": 6.0, "t_e": 8.5,
+            "refers_to": -1, "dependency": "none", "cue": "riders", "coarse_start_s": 5.0,
+            "coarse_end_s": 9.0, "evidence_method": "native_cue", "generator": "template"}
+    return {"id": "ui-bikes.ctd-0", "version": 1, "task_type": "ctd", "video_id": "ui-bikes",
+            "video_sha256": "1" * 64, "video_fps": 25.0, "turns": [turn]}
+
+
+def test_proready_review_in_browser(ls_env, panel, browser_context, videos, tmp_path):  # noqa: F811
+    """ProReady-QA: VP9 webm review copy plays and seeks to t_s; r2 asks for a revision (key 2)
+    with one criterion and a comment, stored as r2's decision."""
+    admin = panel.admin.client()
+    media = ls_env.media_root / "proready-ui" / "ui-bikes.webm"
+    info = transcode_for_browser(videos / "bikes.mp4", media)  # what `--review-media webm` runs
+    assert info.duration_s == pytest.approx(10.0, abs=0.1)
+    line = review_candidate(_pr_item(), [str(media)])
+    c = Candidate(line["sample_id"], line["version"], line["task_type"], line["content"], line["media"])
+    tasks = push(admin, "proready", "ui-browser", [c], PROREADY, ls_env.media_root)
+    tid = tasks[(c.sample_id, 1)]
+    pid = find_project(admin, "proready", "ui-browser").id
+    fps = float(admin.tasks.get(id=str(tid)).data["fps"])
+    assert fps == 25.0  # the real frame rate of bikes.mp4 reaches the <Video> player
+
+    r2 = panel.reviewer("r2")
+    page, js_errors = _open_as(browser_context, ls_env, r2, pid, tid)
+    shot = Shots(page, tmp_path, "proready")
+    _check_video(page, media, ls_env.media_root, fps=fps)
+    seen = _page_text(page)
+    for text in ("Questions and answers (multi-turn)", "Q0 [CTD] @ 2.0s", "A0 (reference) @ 6.0s",
+                 "#1  [6.0 s \u2013 8.5 s]", *[f"{k.label}: {k.hint}" for k in PROREADY.criteria]):
+        assert _has(seen, text), text
+    for markup in (SCRIPT, STYLE):
+        assert page.get_by_text(markup, exact=False).count() >= 1, markup
+    assert page.evaluate("() => window.__bf_xss") is None
+    page.wait_for_timeout(500)
+    shot("task-opened", top=True)
+
+    _seek_to_window(page, 0, 6.0)
+    shot("window-t_s")
+    first = PROREADY.criteria[0]
+    comment = "t_e is too late: the riders have turned by 7.5 s."
+    _decide(page, "revise", [(first.label, "4")], comment, shot)
+    assert js_errors == []
+
+    a = _stored(r2, tid)
+    parsed = parse_result(a["result"], PROREADY)
+    assert (parsed.decision, parsed.criteria, parsed.comment) == ("revise", (first.key,), comment)
+    res = pull(admin, "proready", "ui-browser", PROREADY, panel)
+    assert res.violations == []
+    assert [(d["reviewer"], d["decision"], d["criteria"], d["comment"]) for d in res.decisions] == [
+        ("r2", "revise", [first.key], comment)]
+
+
+def test_windows_data_without_times_still_listed():
+    """Server-free: a window whose times are missing or not numbers is listed (nothing of the
+    review unit hidden) but gets no play button (no ``start``), and list-valued times are read
+    by ``field.i``."""
+    from annotation.label_config import display_data
+
+    content = {"evidence_points": [
+        {"id": "e0", "window": [1.5, 3], "gold_response": "<b>x</b>", "preferred": 2},
+        {"id": "e1", "window": ["a", None], "gold_response": "y"},
+        "not a dict",
+    ]}
+    data = display_data(content, ["/data/local-files/?d=sv/x.mp4"], STREAMVIBE)
+    assert data["win_evidence_points"] == [
+        {"speaker": "e0  [1.5 s \u2013 3.0 s]", "text": '<b>x</b>  {"preferred": 2}', "start": 1.5,
+         "end": 3.0},
+        {"speaker": "e1  [no valid window]", "text": "y"},
+        {"speaker": "#3", "text": "not a dict"},
+    ]
+    assert display_data({}, ["u"], STREAMVIBE)["win_evidence_points"] == [{"speaker": "-", "text": "(none)"}]
