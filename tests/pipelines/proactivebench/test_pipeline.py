@@ -177,3 +177,21 @@ def test_open_ended_subset_is_seeded_and_sized_per_environment():
             | beam.CombinePerKey(sum)
         )
         assert_that(counts, equal_to([("rod", 3), ("coco", 2)]))
+
+
+def test_a_failed_build_leaves_the_previous_release_intact(corpus, release, tmp_path):
+    """SPEC §3: publishing is atomic. A run that dies half-way (here: a config error that only
+    surfaces inside the Beam workers) leaves no staging directory and the old release as it was."""
+    import yaml
+
+    out = tmp_path / "out"
+    shutil.copytree(release.parent.parent, out)  # an existing release at out/proactivebench/1.0.0
+    before = parquet_digests(out / "proactivebench" / "1.0.0")
+    config = yaml.safe_load((REPO / "configs" / "proactivebench.yaml").read_text())
+    config["environments"]["coco"]["directions"] = ["sideways"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(config))
+    with pytest.raises(Exception, match="sideways"):
+        run(["--raw-dir", str(corpus), "--out", str(out), "--config", str(bad)])
+    assert parquet_digests(out / "proactivebench" / "1.0.0") == before
+    assert [p.name for p in (out / "proactivebench").iterdir()] == ["1.0.0"]
