@@ -183,7 +183,7 @@ def _count(pcoll, label: str, stage: str):
 
 def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: PipelineConfig) -> None:
     """Add the whole build to ``p``; outputs land under ``cfg.staging``."""
-    items_all, rejected_all, counts, sources, base_vocab = [], [], [], [], []
+    items_all, rejected_all, counts, base_vocab = [], [], [], []
     for env, reader in sorted(readers.items()):
         read = p | f"Read[{env}]" >> ReadSource(reader)
         items_all.append(read["items"])
