@@ -57,11 +57,11 @@ class _Enumerate(beam.DoFn):
     def __init__(self, reader: SourceReader) -> None:
         self.reader = reader
 
-    def process(self, _):
+    def process(self, partition: str):
         try:
-            yield from self.reader.enumerate()
-        except BadInput as err:  # the whole source is unreadable: one rejection says why
-            yield self.reader.rejection(err, item_id="*", stage="enumerate")
+            yield from self.reader.enumerate_partition(partition)
+        except BadInput as err:  # the whole part is unreadable: one rejection says why
+            yield self.reader.rejection(err, item_id=partition or "*", stage="enumerate")
 
 
 class _Load(beam.DoFn):
@@ -89,7 +89,8 @@ class ReadSource(beam.PTransform):
     def expand(self, pbegin):
         listed = (
             pbegin
-            | "Start" >> beam.Create([self.reader.root])
+            | "Partitions" >> beam.Create(self.reader.partitions())
+            | "SpreadPartitions" >> beam.Reshuffle()
             | "Enumerate" >> beam.ParDo(_Enumerate(self.reader))
             | "SplitRejected" >> beam.ParDo(_SplitRefs()).with_outputs(REJECTED, main="refs")
         )

@@ -83,6 +83,15 @@ class SourceReader(ABC):
     def enumerate(self) -> Iterator[ItemRef | Rejection]:
         """Yield one ref per candidate item (or a rejection for an item already known bad)."""
 
+    def partitions(self) -> list[str]:
+        """Parts of the source that can be listed independently, so a Beam runner enumerates them
+        in parallel (e.g. one QuickDraw class file each). ``""`` is the whole source."""
+        return [""]
+
+    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection]:
+        """Enumerate one part from :meth:`partitions` (default: the whole source)."""
+        yield from self.enumerate()
+
     @abstractmethod
     def load(self, ref: ItemRef) -> SourceItem:
         """Read one item; raise BadInput naming file and field when it cannot be used."""

@@ -100,6 +100,21 @@ class QuickDrawReader(SourceReader):
         for name in self.files():
             yield from self._enumerate_file(name, per_class)
 
+    def partitions(self) -> list[str]:
+        """One partition per class file: the full dataset has 345 files of ~150k drawings each,
+        too much for one worker to list. A source-level problem (two files for one category)
+        falls back to the whole source, whose enumeration reports it as a rejection."""
+        try:
+            return self.files()
+        except BadInput:
+            return [""]
+
+    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection]:
+        if not partition:
+            yield from self.enumerate()
+            return
+        yield from self._enumerate_file(partition, self.config.per_class or DEFAULT_PER_CLASS)
+
     def _enumerate_file(self, name: str, per_class: int) -> Iterator[ItemRef | Rejection]:
         category = category_of(name)
         data = self.read_bytes(name)

@@ -52,3 +52,17 @@ def test_load_cumulative_frames(quickdraw_root: Path) -> None:
 
 def test_vocabulary_from_file_names(quickdraw_root: Path) -> None:
     assert QuickDrawReader(str(quickdraw_root)).vocabulary() == ["The Eiffel Tower", "cat"]
+
+
+def test_partitions_are_class_files_and_list_the_same_items(quickdraw_root: Path) -> None:
+    """A runner lists the class files in parallel; together they give exactly enumerate()."""
+    reader = QuickDrawReader(str(quickdraw_root))
+    parts = reader.partitions()
+    assert parts == reader.files() and len(parts) >= 2
+
+    def key(x):
+        return (type(x).__name__, getattr(x, "source_id", ""), getattr(x, "source_file", ""),
+                getattr(x, "reason", ""))
+
+    by_parts = sorted((x for p in parts for x in reader.enumerate_partition(p)), key=key)
+    assert [key(x) for x in by_parts] == sorted(key(x) for x in reader.enumerate())
