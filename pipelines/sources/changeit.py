@@ -1,4 +1,17 @@
-"""ChangeIt — object state-change videos (seed 000 App. 0.A.6), read from a sequence manifest.
+"""ChangeIt — object state-change videos (seed 000 App. 0.A.6).
+
+Two layouts are accepted (docs/sources.md):
+
+* the **public release** of ChangeIt (Souček et al., CVPR 2022): ``categories.csv``
+  (``DIR_NAME,ACTION_NAME,CENTERING_PARAM``), ``labels.csv``, and per test video
+  ``annotations/<category>/<video id>.fps1.csv`` with one ``second,label`` row per second; the
+  videos themselves (downloaded from YouTube, not in the release) under
+  ``downloads/<category>/<video id>.<ext>`` (``extra["videos_dir"]`` overrides). Each annotated
+  video becomes one item whose question type (object or action, App. 0.A.6) is drawn per video
+  with ``rng_for(seed, video, "changeit_question_type")`` (``extra["question_types"]``:
+  ``random`` (default), ``object``, ``action`` or ``both``). The object is ACTION_NAME without its
+  last word ("Apple Peeling/Cutting" → "apple"), the action is ACTION_NAME itself;
+* a **sequence manifest** (``manifest.jsonl``) for re-cut or other copies, described below.
 
 Frames are the video at 1 FPS (ChangeIt annotates one label per second), either extracted
 (``frames``) or decoded here from ``video`` at ``fps``. ``labels`` has one int per frame:
@@ -13,13 +26,21 @@ The reference is the middle frame of the longest run of goal frames (earliest on
 
 from __future__ import annotations
 
+import csv
+import io
+import posixpath
+from collections.abc import Iterator
 from typing import Any
 
-from pipelines.common.errors import BadInput
-from pipelines.sources._manifest import ManifestReader, require
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.common.errors import BadInput, Rejection
+from pipelines.common.seeding import rng_for
+from pipelines.sources._manifest import MANIFEST, ManifestReader, require
 from pipelines.sources.base import Frame, ItemRef
 
-BACKGROUND, INITIAL, ACTION, END = 0, 1, 2, 3
+BACKGROUND, INITIAL, ACTION, END = 0, 1, 2, 3  # labels.csv: background, state1, action, state2
+CATEGORIES, ANNOTATIONS, VIDEO_EXTS = "categories.csv", "annotations", (".mp4", ".webm", ".mkv", ".avi")
 GOAL_LABELS = {"object": (INITIAL, ACTION, END), "action": (ACTION,)}
 
 
@@ -63,6 +84,17 @@ class ChangeItReader(ManifestReader):
         return {"question_type": qtype, "object": obj, "action": action, "labels": labels}
 
     @staticmethod
+    def _fit_labels(labels: list[int], n: int, annotation: str) -> list[int]:
+        """Align per-second labels with the n decoded 1 FPS frames: seconds the annotation does
+        not cover are background ("background/noannotation" in labels.csv); one label past the
+        end is the rounding of the last partial second; more means the video is not the one
+        that was annotated (or is truncated), which is bad input."""
+        if len(labels) > n + 1:
+            raise BadInput(annotation, "second", f"{len(labels)} annotated seconds but the video "
+                                                 f"decodes only {n} s: annotation past the end")
+        return (labels + [BACKGROUND] * n)[:n]
+
+    @staticmethod
     def _check_labels(labels: list[int], n: int, qtype: str, where: str) -> None:
         if len(labels) != n:
             raise BadInput(where, "labels", f"{len(labels)} labels for {n} frames (one per frame)")
@@ -74,6 +106,96 @@ class ChangeItReader(ManifestReader):
             raise BadInput(where, "labels[0]", f"the first frame already shows the {qtype}; "
                                                "the start must be uninformative")
 
+    # -- the public release layout --------------------------------------------------------
+    def is_release_layout(self) -> bool:
+        return FileSystems.exists(self.path(CATEGORIES)) and not FileSystems.exists(self.path(MANIFEST))
+
+    def release_categories(self) -> dict[str, tuple[str, str]]:
+        """DIR_NAME → (object, action) from ``categories.csv``."""
+        text = self.read_bytes(CATEGORIES, field=CATEGORIES).decode("utf-8", errors="replace")
+        out: dict[str, tuple[str, str]] = {}
+        for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
+            if lineno == 1 or not row:
+                continue
+            if len(row) < 2 or not row[0].strip() or len(row[1].split()) < 2:
+                raise BadInput(f"{CATEGORIES}:{lineno}", "ACTION_NAME",
+                               f"expected DIR_NAME,ACTION_NAME (object + action words), got {row!r}")
+            name = row[1].strip()
+            out[row[0].strip()] = (name.rsplit(" ", 1)[0].lower(), name)
+        if not out:
+            raise BadInput(CATEGORIES, "rows", "no categories")
+        return out
+
+    def enumerate(self) -> Iterator[ItemRef | Rejection]:
+        if not self.is_release_layout():
+            yield from super().enumerate()
+            return
+        cats = self.release_categories()
+        vocab = {"object": sorted({o for o, _ in cats.values()}),
+                 "action": sorted({a for _, a in cats.values()})}
+        mode = self.config.extra.get("question_types", "random")
+        if mode not in ("random", "object", "action", "both"):
+            raise BadInput("config", "question_types", f"{mode!r} not in random/object/action/both")
+        found = FileSystems.match([self.path(f"{ANNOTATIONS}/*/*.fps1.csv")])[0].metadata_list
+        for path in sorted(m.path for m in found):
+            cat = posixpath.basename(posixpath.dirname(path))
+            vid = posixpath.basename(path)[: -len(".fps1.csv")]
+            rel = f"{ANNOTATIONS}/{cat}/{vid}.fps1.csv"
+            try:
+                if cat not in cats:
+                    raise BadInput(rel, "category", f"{cat!r} is not in {CATEGORIES}")
+                labels = self._read_labels(rel)
+                video = self._find_video(cat, vid)
+            except BadInput as err:
+                yield self.rejection(err, item_id=f"{cat}/{vid}")
+                continue
+            obj, action = cats[cat]
+            types = ["object", "action"] if mode == "both" else [mode]
+            if mode == "random":
+                types = [rng_for(self.config.global_seed, f"{cat}/{vid}", "changeit_question_type")
+                         .choice(["object", "action"])]
+            for qtype in types:
+                yield ItemRef(self.environment, f"{cat}/{vid}/{qtype}", {
+                    "video": video, "fps": 1, "annotation": rel, "line": 0,
+                    "question_type": qtype, "object": obj, "action": action, "labels": labels,
+                    "category": obj if qtype == "object" else action,
+                    "type_vocabulary": vocab[qtype],
+                })
+
+    def _read_labels(self, rel: str) -> list[int]:
+        """``second,label`` rows; seconds must run 0, 1, 2, … (one label per second)."""
+        labels: list[int] = []
+        text = self.read_bytes(rel, field="annotation").decode("utf-8", errors="replace")
+        for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
+            if not row:
+                continue
+            try:
+                sec, lab = int(row[0]), int(row[1])
+            except (ValueError, IndexError):
+                raise BadInput(f"{rel}:{lineno}", "second,label", f"not two integers: {row!r}") from None
+            if sec != len(labels):
+                raise BadInput(f"{rel}:{lineno}", "second", f"expected second {len(labels)}, got {sec}")
+            if lab not in (BACKGROUND, INITIAL, ACTION, END):
+                raise BadInput(f"{rel}:{lineno}", "label", f"{lab} not in 0..3 (labels.csv)")
+            labels.append(lab)
+        if not labels:
+            raise BadInput(rel, "rows", "empty annotation")
+        return labels
+
+    def _find_video(self, cat: str, vid: str) -> str:
+        folder = self.config.extra.get("videos_dir", "downloads")
+        for ext in VIDEO_EXTS:
+            rel = f"{folder}/{cat}/{vid}{ext}"
+            if FileSystems.exists(self.path(rel)):
+                return rel
+        raise BadInput(f"{folder}/{cat}/{vid}.*", "video",
+                       f"no downloaded video for annotation {cat}/{vid} (looked for {', '.join(VIDEO_EXTS)})")
+
+    def vocabulary(self) -> list[str]:
+        if self.is_release_layout():
+            return sorted({v for pair in self.release_categories().values() for v in pair})
+        return super().vocabulary()
+
     def group_labels(self, payload: dict[str, Any]) -> list[tuple[str, str]]:
         return [("object", payload["object"]), ("action", payload["action"])]
 
@@ -84,6 +206,8 @@ class ChangeItReader(ManifestReader):
     def build(self, ref: ItemRef, frames: list[Frame]) -> dict[str, Any]:
         p = ref.payload
         where = p.get("video", f"manifest.jsonl:{p['line']}")
+        if "annotation" in p:  # release layout: labels cover the video's seconds
+            p = dict(p, labels=self._fit_labels(p["labels"], len(frames), p["annotation"]))
         self._check_labels(p["labels"], len(frames), p["question_type"], where)
         goals = goal_frames(p["labels"], p["question_type"])
         return {

@@ -70,3 +70,62 @@ def test_video_labels_must_match_decoded_seconds(tmp_path: Path, photos: dict) -
     with pytest.raises(BadInput) as exc:
         reader.load(refs["c2"])
     assert (exc.value.source_file, exc.value.field) == ("half.avi", "labels")
+
+
+def release_root(tmp_path: Path, photos: dict) -> Path:
+    """ChangeIt's public release layout (categories.csv, labels.csv, annotations/<cat>/<id>.fps1.csv)
+    plus downloaded videos under downloads/<cat>/ — real MJPG videos made from real photos."""
+    root = tmp_path / "changeit_release"
+    (root / "annotations" / "apple").mkdir(parents=True)
+    (root / "annotations" / "candle").mkdir(parents=True)
+    (root / "downloads" / "apple").mkdir(parents=True)
+    (root / "categories.csv").write_text(
+        'DIR_NAME,ACTION_NAME,CENTERING_PARAM\napple,"Apple Peeling/Cutting",0.309\n'
+        'candle,"Candle Lighting",0.278\nbacon,"Bacon Frying",0.371\n')
+    (root / "labels.csv").write_text('LABEL_ID,MEANING\n0,"background/noannotation"\n1,"state1"\n'
+                                     '2,"action"\n3,"state2"\n')
+    # 10 s at 2 fps: seconds 0-1 background, 2-3 apple whole, 4-6 peeling, 7-9 peeled
+    write_video(root / "downloads" / "apple" / "vid_A.avi",
+                occluded_sequence(photos["chelsea"], 20, 60), fps=2.0)
+    labels = [0, 0, 1, 1, 2, 2, 2, 3, 3, 3]
+    (root / "annotations" / "apple" / "vid_A.fps1.csv").write_text(
+        "".join(f"{s},{lab}\n" for s, lab in enumerate(labels)))
+    # annotated but never downloaded
+    (root / "annotations" / "candle" / "vid_B.fps1.csv").write_text("0,0\n1,2\n")
+    # malformed row
+    (root / "annotations" / "apple" / "vid_C.fps1.csv").write_text("0,0\n1,x\n")
+    return root
+
+
+def test_public_release_layout(tmp_path: Path, photos) -> None:
+    from pipelines.sources.base import ReaderConfig
+
+    root = release_root(tmp_path, photos)
+    reader = ChangeItReader(str(root), ReaderConfig(extra={"question_types": "both"}))
+    out = list(reader.enumerate())
+    refs = [x for x in out if isinstance(x, ItemRef)]
+    rejected = {(r.source_file, r.field) for r in out if isinstance(r, Rejection)}
+    assert [r.source_id for r in refs] == ["apple/vid_A/object", "apple/vid_A/action"]
+    assert rejected == {("downloads/candle/vid_B.*", "video"), ("annotations/apple/vid_C.fps1.csv:2",
+                                                                "second,label")}
+    assert reader.vocabulary() == sorted(["apple", "candle", "bacon", "Apple Peeling/Cutting",
+                                          "Candle Lighting", "Bacon Frying"])
+    obj, act = (reader.load(r) for r in refs)
+    assert len(obj.frames) == 10 and obj.category == "apple" and act.category == "Apple Peeling/Cutting"
+    assert obj.goal_frames == [2, 3, 4, 5, 6, 7, 8, 9] and act.goal_frames == [4, 5, 6]
+    assert act.metadata["type_vocabulary"] == ["Apple Peeling/Cutting", "Bacon Frying", "Candle Lighting"]
+    # one question per video by default, drawn per video from the seed
+    default = [x for x in ChangeItReader(str(root)).enumerate() if isinstance(x, ItemRef)]
+    assert len(default) == 1 and default[0].source_id.startswith("apple/vid_A/")
+
+
+def test_release_annotation_past_the_end_is_rejected(tmp_path: Path, photos) -> None:
+    root = release_root(tmp_path, photos)
+    (root / "annotations" / "apple" / "vid_A.fps1.csv").write_text(
+        "".join(f"{s},{2 if s > 3 else 0}\n" for s in range(14)))  # 14 s on a 10 s video
+    reader = ChangeItReader(str(root))
+    ref = next(x for x in reader.enumerate() if isinstance(x, ItemRef))
+    with pytest.raises(BadInput) as err:
+        reader.load(ref)
+    assert (err.value.source_file, err.value.field) == ("annotations/apple/vid_A.fps1.csv", "second")
+    assert "past the end" in err.value.reason
