@@ -11,23 +11,30 @@ its Cohen's κ against each human can be reported. What follows from that:
   ``reviewer="gemini:<model>"`` and ``rater_kind="model"``; the approval rule counts human
   panel members only (SPEC §6), and :mod:`annotation.agreement` treats the model separately.
 * **Structured output.** A pydantic ``response_schema`` (decision, per-criterion verdicts,
-  rationale) read back from ``response.parsed``; an answer that does not parse, names unknown
+  rationale); the answer text is validated against it; an answer that does not parse, names unknown
   criteria, or approves while marking a criterion ``not_met`` (SPEC §6: approve only when every
   applicable criterion holds) is treated as malformed and retried.
 * **Failures are records, not guesses.** After bounded retries (exponential back-off with
   jitter on 429 / 5xx / timeouts / malformed JSON) a candidate yields a failure dict, never a
   default decision; it simply has no model decision in the audit.
-* **Persistent cache** keyed by ``sha256(model, prompt hash, media hash)``: re-running a report
-  costs no API calls and yields identical rows. Only successful answers are cached, so failed
-  candidates are retried on the next run.
+* **Shared request machinery.** Client construction, the SDK-error → retryable/fatal mapping
+  (:meth:`filtering.probes.GeminiBackend.generate`), the retry loop and policy
+  (:func:`filtering.probes._run_one`, :class:`~filtering.probes.RetryPolicy`) and the persistent
+  answer cache (:class:`filtering.cache.ResponseCache`, keyed by model identity + prompt sha256 +
+  media sha256) are the leak filter's, as in ``pipelines/proready/models.py`` and
+  ``pipelines/streamvibe/gemini.py``. :class:`ReviewBackend` only builds the multi-part request
+  with ``response_schema`` and rejects answers that do not validate, so only validated answers
+  are cached and failed candidates are asked again on the next run; a re-run of a report costs
+  no API calls and yields identical rows. Candidates are asked one at a time, in order.
 * **Secrets.** The API key comes from the environment (``GEMINI_API_KEY``, else
   ``GOOGLE_API_KEY``); it is handed to the client and kept in memory only to scrub error
   messages — never written to the cache, logged, shown in ``repr`` or left in a failure record.
 
 Media (documented choice). Images are sent inline (``Part.from_bytes``). Videos are *not*
-uploaded through the Files API: they are decoded with OpenCV and sampled at 1 FPS (the first
-decoded frame at or after each whole second), each frame JPEG-encoded and sent inline, preceded by
-a ``t=<s>s`` text label. Why: StreamVibe serialises streams causally at 1 FPS (seed 001 §3,
+uploaded through the Files API: they are sampled at 1 FPS by the pipelines' own
+:func:`pipelines.media.video.frames_1fps` (the first decoded frame at or after each whole second
+of the real, decoded timeline), each frame JPEG-encoded and sent inline, preceded by a ``t=<s>s``
+text label. Why: StreamVibe serialises streams causally at 1 FPS (seed 001 §3,
 App. B), so the reviewer sees exactly what the benchmark's models see; inline frames need no
 upload state, are hashable, and work against any ``base_url``. Frames are read sequentially
 rather than by seeking, because container headers lie (opencv-doc ``tree.avi`` claims 444 frames,
@@ -37,21 +44,37 @@ Gemini inline request limit) become failure records.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
 import os
 import random
-import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
+from filtering.cache import ResponseCache, response_key
+from filtering.leak import _run_async
+from filtering.probes import (
+    Answer,
+    FatalError,
+    GeminiBackend,
+    Job,
+    Limits,
+    Outcome,
+    ProbeSpec,
+    RateLimiter,
+    RetryableError,
+    RetryPolicy,
+    _run_one,
+    new_stats,
+)
 from schemas.review import DECISIONS, REVIEW_DECISION
 
 log = logging.getLogger(__name__)
@@ -102,10 +125,6 @@ class ReviewFailure(Exception):
         self.attempts = attempts
 
 
-class _Malformed(Exception):
-    pass
-
-
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -118,20 +137,6 @@ def content_hash(content: dict[str, Any]) -> str:
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
-
-def _transient_exceptions() -> tuple[type[BaseException], ...]:
-    """Timeout/connection errors of whichever httpx flavour the client uses (httpx or httpx2)."""
-    out: list[type[BaseException]] = []
-    for name in ("httpx", "httpx2"):
-        try:
-            mod = __import__(name)
-        except ImportError:
-            continue
-        out += [mod.TimeoutException, mod.TransportError]
-    return tuple(out)
-
-
-_TRANSIENT = _transient_exceptions()
 
 # ----------------------------------------------------------------------------- media
 
@@ -165,40 +170,23 @@ def _video_suffix(data: bytes) -> str:
 
 
 def sample_video_frames(data: bytes, fps: float = VIDEO_FPS) -> list[tuple[float, bytes]]:
-    """Decode a video and keep the first frame at or after each ``k / fps`` seconds, as JPEG.
+    """The benchmark's own 1 FPS frames (:func:`pipelines.media.video.frames_1fps`) as JPEG.
 
-    Returns ``(timestamp_seconds, jpeg_bytes)`` pairs. Raises ``ValueError`` if nothing decodes.
+    The model reviewer must see what the pipelines and the benchmark's models see: one frame per
+    second of the *real* decoded timeline (``tree.avi`` gives 30 frames over its 29.6 s, not the
+    5 a frame-counting sampler gets from its 68 decodable frames). Returns ``(t, jpeg)`` pairs;
+    raises ``ValueError`` when nothing decodes.
     """
-    import cv2
+    from pipelines.common.errors import BadInput
+    from pipelines.media.video import frames_1fps_bytes
 
-    with tempfile.NamedTemporaryFile(suffix=_video_suffix(data)) as tmp:
-        tmp.write(data)
-        tmp.flush()
-        cap = cv2.VideoCapture(tmp.name)
-        try:
-            src_fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-            if not cap.isOpened() or not src_fps > 0:
-                raise ValueError("video could not be opened or has no frame rate")
-            frames: list[tuple[float, bytes]] = []
-            next_t, i = 0.0, 0
-            while True:
-                ok, frame = cap.read()
-                if not ok:
-                    break
-                t = i / src_fps
-                if t + 1e-9 >= next_t:
-                    params = [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY]
-                    ok_enc, buf = cv2.imencode(".jpg", frame, params)
-                    if not ok_enc:
-                        raise ValueError(f"frame {i} could not be JPEG-encoded")
-                    frames.append((round(len(frames) / fps, 3), buf.tobytes()))
-                    next_t = len(frames) / fps
-                i += 1
-        finally:
-            cap.release()
-    if not frames:
-        raise ValueError("no frame of the video decodes")
-    return frames
+    if fps != 1.0:
+        raise ValueError(f"the reviewer samples at 1 FPS like the benchmark, not {fps}")
+    try:
+        frames = frames_1fps_bytes(data, f"review-media{_video_suffix(data)}", quality=JPEG_QUALITY)
+    except BadInput as exc:
+        raise ValueError(exc.reason) from exc
+    return [(round(f.t, 3), f.image) for f in frames]
 
 
 def _load_media(item: Media) -> bytes:
@@ -222,6 +210,91 @@ class _Prepared:
     key: str
 
 
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What the model sees for one candidate: text labels and inline blobs, in order. Duck-types
+    the hashes of :class:`filtering.parsing.FirstTurn` that ``_run_one`` stores in the cache."""
+
+    slot: int  # position in the batch: attempts and the last error are recorded per slot
+    prompt_sha256: str
+    image_sha256: str
+    segments: tuple[str | tuple[bytes, str], ...]
+
+
+def parse_verdict(raw: str, criteria: set[str]) -> ReviewVerdict | str:
+    """The validated verdict of an answer text, or the reason it is malformed."""
+    try:
+        verdict = ReviewVerdict.model_validate_json(raw)
+    except ValueError:
+        return "response text is not a valid ReviewVerdict JSON"
+    names = [c.criterion for c in verdict.criteria]
+    if len(set(names)) != len(names) or set(names) != criteria:
+        return f"criteria {sorted(names)} do not match the rubric's {sorted(criteria)}"
+    if verdict.decision == "approve" and any(c.verdict == "not_met" for c in verdict.criteria):
+        return "decision 'approve' with a criterion marked not_met"
+    return verdict
+
+
+class ReviewBackend(GeminiBackend):
+    """GeminiBackend (same client, key handling and SDK-error mapping) asking for a
+    :class:`ReviewVerdict` over the candidate's parts. An answer that does not validate is a
+    retryable ``malformed`` answer, so ``_run_one`` never caches it. The kind and message of each
+    slot's last error and its attempt count are kept for the failure record (``_run_one``'s
+    :class:`~filtering.probes.Outcome` carries only a summary)."""
+
+    def __init__(self, spec: ProbeSpec, limits: Limits, criteria: set[str]) -> None:
+        super().__init__(spec, limits)
+        self.criteria = criteria
+        self.attempts: dict[int, int] = {}
+        self.last_error: dict[int, tuple[str, str]] = {}
+
+    async def ask(self, turn: ReviewRequest) -> Answer:  # type: ignore[override]
+        types = self.types
+        parts = [types.Part.from_text(text=s) if isinstance(s, str)
+                 else types.Part.from_bytes(data=s[0], mime_type=s[1]) for s in turn.segments]
+        config = types.GenerateContentConfig(
+            system_instruction=self.spec.system_prompt, response_mime_type="application/json",
+            response_schema=ReviewVerdict, temperature=self.spec.temperature,
+        )
+        self.attempts[turn.slot] = self.attempts.get(turn.slot, 0) + 1
+        # Stays if _run_one's own deadline cancels this attempt.
+        self.last_error[turn.slot] = ("timeout", "no answer before the request deadline")
+        try:
+            answer = await self.generate([types.Content(role="user", parts=parts)], config)
+        except (RetryableError, FatalError) as exc:
+            self.last_error[turn.slot] = self._describe(exc)
+            raise
+        except Exception as exc:
+            self.last_error[turn.slot] = ("unexpected", f"{type(exc).__name__}: {exc}")
+            raise
+        verdict = parse_verdict(answer.raw, self.criteria)
+        if isinstance(verdict, str):
+            self.last_error[turn.slot] = ("malformed", verdict)
+            raise RetryableError("malformed", verdict)
+        return answer
+
+    def _describe(self, exc: RetryableError | FatalError) -> tuple[str, str]:
+        # generate() raises ``from None``, which hides but keeps the SDK error as __context__.
+        ctx = exc.__context__
+        if isinstance(ctx, self.errors.APIError):
+            return f"http_{int(ctx.code or 0)}", f"{ctx.code} {ctx.status}: {ctx.message}"
+        kind = exc.kind if isinstance(exc, RetryableError) else "fatal"
+        kind = {"connection": "transport"}.get(kind, kind)
+        return kind, f"{type(ctx).__name__}: {ctx}" if ctx is not None else str(exc)
+
+
+def _cached(cache: ResponseCache, keys: list[str], criteria: set[str]
+            ) -> dict[str, tuple[ReviewVerdict, float]]:
+    """Cached verdicts with the time they were stored; an entry that no longer validates (say, an
+    older schema) is left out, so it is asked again."""
+    out = {}
+    for key, hit in cache.get_many(keys).items():
+        verdict = parse_verdict(hit["raw_answer"], criteria)
+        if not isinstance(verdict, str):
+            out[key] = (verdict, hit["created"])
+    return out
+
+
 def _find_forbidden(value: Any, path: str = "content") -> str | None:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -242,8 +315,8 @@ class GeminiReviewer:
     """Review frozen candidates with a Gemini model as an extra, non-approving rater.
 
     ``criteria`` are ``(name, description)`` pairs of the rubric the humans use.
-    ``initial_delay``/``max_delay`` bound the back-off: attempt ``k`` waits
-    ``min(max_delay, initial_delay * 2**k)`` scaled by a uniform jitter in [0.5, 1].
+    ``initial_delay``/``max_delay`` bound the back-off (:class:`filtering.probes.RetryPolicy`):
+    retry ``k`` waits ``min(max_delay, initial_delay * 2**(k-1))`` scaled into [0.5, 1] by jitter.
     """
 
     def __init__(
@@ -262,7 +335,6 @@ class GeminiReviewer:
         max_delay: float = 30.0,
         max_inline_bytes: int = DEFAULT_MAX_INLINE_BYTES,
         temperature: float = 0.0,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not criteria:
             raise ValueError("GeminiReviewer needs at least one rubric criterion")
@@ -280,19 +352,25 @@ class GeminiReviewer:
         self.benchmark = benchmark
         self.review_round = review_round
         self.timeout_s = timeout_s
-        self.initial_delay = initial_delay
-        self.max_delay = max_delay
         self.max_inline_bytes = max_inline_bytes
         self.temperature = temperature
-        self._sleep = sleep
-        self._rng = random.Random()
-        self._client: Any = None
+        self.retry = RetryPolicy(max_attempts=max_retries + 1, base_delay_s=initial_delay,
+                                 max_delay_s=max_delay)
+        self.limits = Limits(concurrency=1, timeout_s=timeout_s)
+        # max_tokens=0: no output cap is sent; the key env is chosen when a request is due.
+        self.spec = ProbeSpec(backend="gemini", model=model, name=self.reviewer_id,
+                              limit_group="gemini", base_url=base_url, temperature=temperature,
+                              max_tokens=0, system_prompt=self.system_instruction())
+        self.stats = new_stats()
         self._secret: str | None = None  # only to scrub messages; never written anywhere
-        self.requests_made = 0
 
     @property
     def reviewer_id(self) -> str:
         return f"gemini:{self.model}"
+
+    @property
+    def requests_made(self) -> int:
+        return self.stats["requests"]
 
     # -- prompt ---------------------------------------------------------------------------
     def system_instruction(self) -> str:
@@ -335,32 +413,27 @@ class GeminiReviewer:
         text = self._candidate_text(sample_id, task_type, content)
         prompt_sha = self._prompt_sha256(text)
         media_sha = _sha256("".join(_sha256(b) for b in media_bytes).encode())
-        key = _sha256(f"{self.model}\x1f{prompt_sha}\x1f{media_sha}".encode())
+        key = response_key(self.spec.identity(), prompt_sha, media_sha)
         return _Prepared(sample_id, int(version), task_type, content, media_bytes, prompt_sha,
                          media_sha, key)
 
-    def _parts(self, prep: _Prepared) -> list[Any]:
-        from google.genai import types
-
-        parts = [types.Part.from_text(text=self._candidate_text(prep.sample_id, prep.task_type,
-                                                                prep.content))]
+    def _request(self, slot: int, prep: _Prepared) -> ReviewRequest:
+        segments: list[str | tuple[bytes, str]] = [
+            self._candidate_text(prep.sample_id, prep.task_type, prep.content)]
         total = 0
         for i, data in enumerate(prep.media, start=1):
             mime = image_mime(data)
             if mime is not None:
-                parts.append(types.Part.from_text(text=f"Media {i}: image."))
-                parts.append(types.Part.from_bytes(data=data, mime_type=mime))
+                segments += [f"Media {i}: image.", (data, mime)]
                 total += len(data)
                 continue
             try:
                 frames = sample_video_frames(data)
             except ValueError as exc:
                 raise ReviewFailure("invalid_media", f"media {i}: {exc}", 0) from exc
-            parts.append(types.Part.from_text(
-                text=f"Media {i}: video, {len(frames)} frames sampled at {VIDEO_FPS:g} FPS."))
+            segments.append(f"Media {i}: video, {len(frames)} frames sampled at {VIDEO_FPS:g} FPS.")
             for t, jpeg in frames:
-                parts.append(types.Part.from_text(text=f"t={t:g}s"))
-                parts.append(types.Part.from_bytes(data=jpeg, mime_type="image/jpeg"))
+                segments += [f"t={t:g}s", (jpeg, "image/jpeg")]
                 total += len(jpeg)
         # base64 inflates inline data by 4/3.
         if total * 4 // 3 > self.max_inline_bytes:
@@ -369,130 +442,37 @@ class GeminiReviewer:
                 f"inline media would be {total * 4 // 3} bytes > {self.max_inline_bytes}",
                 0,
             )
-        return parts
-
-    # -- cache ------------------------------------------------------------------------------
-    def _cache_path(self, key: str) -> Path:
-        return self.cache_dir / key[:2] / f"{key}.json"
-
-    def _cache_get(self, key: str) -> dict[str, Any] | None:
-        path = self._cache_path(key)
-        try:
-            entry = json.loads(path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, json.JSONDecodeError) as exc:
-            log.warning("ignoring unreadable cache entry %s: %s", path, exc)
-            return None
-        if entry.get("key") != key:
-            return None
-        return entry
-
-    def _cache_put(self, prep: _Prepared, verdict: ReviewVerdict) -> dict[str, Any]:
-        entry = {
-            "key": prep.key,
-            "model": self.model,
-            "prompt_sha256": prep.prompt_sha256,
-            "media_sha256": prep.media_sha256,
-            "verdict": verdict.model_dump(mode="json"),
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        path = self._cache_path(prep.key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(entry, fh, sort_keys=True, indent=1)
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written entry
-        return entry
+        return ReviewRequest(slot, prep.prompt_sha256, prep.media_sha256, tuple(segments))
 
     # -- API ----------------------------------------------------------------------------------
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from google import genai
-            from google.genai import types
-
-            key = next((os.environ[e] for e in API_KEY_ENVS if os.environ.get(e)), None)
-            if not key:
-                raise RuntimeError(
-                    f"no Gemini API key: set one of {', '.join(API_KEY_ENVS)} in the environment"
-                )
-            self._secret = key
-            # retry_options=None: the client must not retry on its own; we own back-off.
-            opts = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout_s * 1000),
-                                     retry_options=None)
-            self._client = genai.Client(api_key=key, http_options=opts)
-        return self._client
-
     def _scrub(self, message: str) -> str:
         if self._secret:
             message = message.replace(self._secret, "***")
         return message[:500]
 
-    def _validate(self, verdict: ReviewVerdict) -> None:
-        names = [c.criterion for c in verdict.criteria]
-        expected = {c[0] for c in self.criteria}
-        if len(set(names)) != len(names) or set(names) != expected:
-            raise _Malformed(
-                f"criteria {sorted(names)} do not match the rubric's {sorted(expected)}"
+    async def _ask_all(self, jobs: list[Job], cache: ResponseCache
+                       ) -> tuple[dict[int, Outcome], ReviewBackend]:
+        env = next((e for e in API_KEY_ENVS if os.environ.get(e)), None)
+        if env is None:
+            raise RuntimeError(
+                f"no Gemini API key: set one of {', '.join(API_KEY_ENVS)} in the environment"
             )
-        if verdict.decision == "approve" and any(c.verdict == "not_met" for c in verdict.criteria):
-            raise _Malformed("decision 'approve' with a criterion marked not_met")
+        self._secret = os.environ[env]
+        spec = replace(self.spec, api_key_env=env)
+        backend = ReviewBackend(spec, self.limits, {c[0] for c in self.criteria})
+        sem = asyncio.Semaphore(1)
+        limiter = RateLimiter(self.limits.requests_per_second)
+        rng = random.Random()  # only spreads retry delays; answers never depend on it
+        outcomes: dict[int, Outcome] = {}
+        try:
+            for job in jobs:  # one candidate at a time, in order, each with its own retries
+                outcomes[job.turn.slot] = await _run_one(  # type: ignore[attr-defined]
+                    job, backend, sem, limiter, self.limits, self.retry, cache, self.stats, rng)
+        finally:
+            await backend.close()
+        return outcomes, backend
 
-    def _call(self, prep: _Prepared) -> ReviewVerdict:
-        from google.genai import errors, types
-
-        parts = self._parts(prep)
-        client = self._get_client()
-        config = types.GenerateContentConfig(
-            system_instruction=self.system_instruction(),
-            response_mime_type="application/json",
-            response_schema=ReviewVerdict,
-            temperature=self.temperature,
-        )
-        contents = [types.Content(role="user", parts=parts)]
-        attempt = 0
-        while True:
-            attempt += 1
-            retryable = True
-            try:
-                self.requests_made += 1
-                resp = client.models.generate_content(model=self.model, contents=contents,
-                                                      config=config)
-                parsed = resp.parsed
-                if not isinstance(parsed, ReviewVerdict):
-                    finish = None
-                    if resp.candidates:
-                        finish = resp.candidates[0].finish_reason
-                    if not resp.candidates or (finish is not None and str(finish).endswith(
-                            ("SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "RECITATION"))):
-                        raise ReviewFailure("blocked", f"no answer (finish_reason={finish})",
-                                            attempt)
-                    raise _Malformed("response text is not a valid ReviewVerdict JSON")
-                self._validate(parsed)
-                return parsed
-            except ReviewFailure:
-                raise
-            except errors.APIError as exc:
-                code = int(exc.code or 0)
-                kind = f"http_{code}"
-                retryable = code in (408, 429) or code >= 500
-                message = f"{exc.code} {exc.status}: {exc.message}"
-            except _TRANSIENT as exc:
-                kind = "timeout" if "Timeout" in type(exc).__name__ else "transport"
-                message = f"{type(exc).__name__}: {exc}"
-            except (_Malformed, ValueError) as exc:  # bad envelope JSON, schema mismatch
-                kind = "malformed"
-                message = f"{type(exc).__name__}: {exc}"
-            if not retryable or attempt > self.max_retries:
-                raise ReviewFailure(kind, self._scrub(message), attempt)
-            delay = min(self.max_delay, self.initial_delay * 2 ** (attempt - 1))
-            delay *= self._rng.uniform(0.5, 1.0)
-            log.info("gemini %s on %s (attempt %d), retrying in %.2fs", kind, prep.sample_id,
-                     attempt, delay)
-            self._sleep(delay)
-
-    def _decision_row(self, prep: _Prepared, entry: dict[str, Any]) -> dict[str, Any]:
-        verdict = ReviewVerdict.model_validate(entry["verdict"])
+    def _decision_row(self, prep: _Prepared, verdict: ReviewVerdict, created: float) -> dict:
         met = {c.criterion for c in verdict.criteria if c.verdict == "met"}
         row = {
             "benchmark": self.benchmark,
@@ -507,7 +487,8 @@ class GeminiReviewer:
             "criteria": [name for name, _ in self.criteria if name in met],
             "comment": verdict.rationale,
             "lead_time": 0.0,
-            "created_at": entry["created_at"],
+            # when the answer was first cached: identical on every re-run
+            "created_at": datetime.fromtimestamp(created, UTC).isoformat(timespec="seconds"),
             "source_task_id": -1,
             "source_annotation_id": -1,
         }
@@ -530,48 +511,80 @@ class GeminiReviewer:
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 
+    def _check_input(self, cand: Candidate) -> _Prepared:
+        if len(cand) != 5:
+            raise ReviewFailure("invalid_input", "candidate is not a 5-tuple", 0)
+        forbidden = _find_forbidden(cand[3])
+        if forbidden:
+            raise ReviewFailure(
+                "invalid_input",
+                f"{forbidden} looks like a review judgment; the model reviewer must not "
+                "see human judgments (seed 001 App. B.3)",
+                0,
+            )
+        try:
+            return self._prepare(cand)
+        except OSError as exc:
+            raise ReviewFailure("invalid_media", f"{type(exc).__name__}: {exc}", 0) from exc
+
     def review(
         self, candidates: Sequence[Candidate]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Review each candidate; return (REVIEW_DECISION rows, failure records).
 
-        Every candidate ends in exactly one of the two lists (SPEC §3 "nothing lost").
+        Every candidate ends in exactly one of the two lists (SPEC §3 "nothing lost"). Cached
+        answers are used first; the rest go through the leak filter's retry machinery.
         """
+        start = time.monotonic()
+        names = {c[0] for c in self.criteria}
+        cache = ResponseCache(str(self.cache_dir))
+        preps: dict[int, _Prepared] = {}
+        results: dict[int, dict[str, Any] | ReviewFailure] = {}
+        for slot, cand in enumerate(candidates):
+            try:
+                preps[slot] = self._check_input(cand)
+            except ReviewFailure as fail:
+                results[slot] = fail
+        hits = _cached(cache, sorted({p.key for p in preps.values()}), names)
+        cache_hits = sum(p.key in hits for p in preps.values())
+        self.stats["cache_hits"] += cache_hits
+        jobs: dict[str, Job] = {}  # one request per distinct key (duplicates share its answer)
+        for slot, prep in preps.items():
+            if prep.key in hits or prep.key in jobs:
+                continue
+            try:
+                jobs[prep.key] = Job(self.spec, self._request(slot, prep), prep.key)  # type: ignore[arg-type]
+            except ReviewFailure as fail:
+                results[slot] = fail
+        outcomes: dict[int, Outcome] = {}
+        backend: ReviewBackend | None = None
+        if jobs:
+            try:
+                outcomes, backend = _run_async(self._ask_all(list(jobs.values()), cache))
+            finally:
+                cache.flush()  # ResponseCache buffers puts; persist what was answered
+            hits.update(_cached(cache, list(jobs), names))
+        for slot, prep in preps.items():
+            if slot in results:
+                continue
+            if prep.key in hits:
+                results[slot] = self._decision_row(prep, *hits[prep.key])
+                continue
+            asked = jobs[prep.key].turn.slot  # type: ignore[attr-defined]
+            assert backend is not None
+            kind, message = backend.last_error.get(asked, ("unexpected", outcomes[asked].error))
+            results[slot] = ReviewFailure(kind, message, backend.attempts.get(asked, 0))
+            log.warning("gemini review of %s failed: %s after %d attempt(s)", prep.sample_id, kind,
+                        results[slot].attempts)  # type: ignore[union-attr]
         decisions: list[dict[str, Any]] = []
         failures: list[dict[str, Any]] = []
-        start = time.monotonic()
-        total = len(candidates)
-        cache_hits = 0
-        for n, cand in enumerate(candidates, start=1):
-            prep: _Prepared | None = None
-            try:
-                if len(cand) != 5:
-                    raise ReviewFailure("invalid_input", "candidate is not a 5-tuple", 0)
-                forbidden = _find_forbidden(cand[3])
-                if forbidden:
-                    raise ReviewFailure(
-                        "invalid_input",
-                        f"{forbidden} looks like a review judgment; the model reviewer must not "
-                        "see human judgments (seed 001 App. B.3)",
-                        0,
-                    )
-                try:
-                    prep = self._prepare(cand)
-                except OSError as exc:
-                    raise ReviewFailure("invalid_media", f"{type(exc).__name__}: {exc}", 0) from exc
-                entry = self._cache_get(prep.key)
-                if entry is not None:
-                    cache_hits += 1
-                else:
-                    verdict = self._call(prep)
-                    entry = self._cache_put(prep, verdict)
-                decisions.append(self._decision_row(prep, entry))
-            except ReviewFailure as fail:
-                failures.append(self._failure(cand, prep, fail))
-            if n % 10 == 0 or n == total:
-                elapsed = time.monotonic() - start
-                rate = n / elapsed if elapsed > 0 else float("inf")
-                eta = (total - n) / rate if rate > 0 else 0.0
-                log.info("gemini review %d/%d (%.1f/s, ETA %.0fs; %d cached, %d failed)", n, total,
-                         rate, eta, cache_hits, len(failures))
+        for slot, cand in enumerate(candidates):
+            res = results[slot]
+            if isinstance(res, ReviewFailure):
+                failures.append(self._failure(cand, preps.get(slot), res))
+            else:
+                decisions.append(res)
+        log.info("gemini review of %d candidates in %.1fs: %d cached, %d requests, %d failed",
+                 len(candidates), time.monotonic() - start, cache_hits, self.stats["requests"],
+                 len(failures))
         return decisions, failures

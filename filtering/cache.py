@@ -89,12 +89,17 @@ class ResponseCache:
                 chunk = keys[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = con.execute(
-                    "SELECT key, raw_answer, prompt_tokens, completion_tokens FROM responses "
+                    "SELECT key, raw_answer, prompt_tokens, completion_tokens, created FROM responses "
                     f"WHERE key IN ({marks})",
                     chunk,
                 ).fetchall()
-                for key, raw, pt, ct in rows:
-                    out[key] = {"raw_answer": raw, "prompt_tokens": pt, "completion_tokens": ct}
+                for key, raw, pt, ct, created in rows:
+                    out[key] = {
+                        "raw_answer": raw,
+                        "prompt_tokens": pt,
+                        "completion_tokens": ct,
+                        "created": created,  # unix time the answer was first stored
+                    }
         return out
 
     def put(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import cv2
@@ -22,6 +24,7 @@ from annotation.gemini_reviewer import (
     content_hash,
     sample_video_frames,
 )
+from filtering.probes import RetryPolicy
 from schemas.review import REVIEW_DECISION
 from tests.support.gemini_server import (
     Delay,
@@ -151,8 +154,8 @@ def test_review_rows_and_request_shape(stub, api_key, tmp_path, photo_png):
 
 def test_video_is_sent_as_1fps_inline_frames(stub, api_key, tmp_path, carphone):
     frames = sample_video_frames(carphone.read_bytes())
-    # carphone_pristine: 120 frames at 29.97 FPS = 4.0 s -> one frame per whole second 0..3.
-    assert [t for t, _ in frames] == [0.0, 1.0, 2.0, 3.0]
+    # carphone_pristine: 120 frames at 29.97 FPS = 4.004 s -> one frame per whole second 0..4.
+    assert [t for t, _ in frames] == [0.0, 1.0, 2.0, 3.0, 4.0]
     for _, jpeg in frames:
         img = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
         assert img.shape == (144, 176, 3)
@@ -161,21 +164,22 @@ def test_video_is_sent_as_1fps_inline_frames(stub, api_key, tmp_path, carphone):
     assert failures == [] and len(rows) == 1
     body = stub.requests[0].body
     parts = inline_parts(body)
-    assert len(parts) == 4
+    assert len(parts) == 5
     assert {inline_mime(p) for p in parts} == {"image/jpeg"}
     assert [inline_bytes(p) for p in parts] == [j for _, j in frames]
     text = request_text(body)
-    assert "4 frames sampled at 1 FPS" in text
-    assert all(f"t={t}s" in text for t in range(4))
+    assert "5 frames sampled at 1 FPS" in text
+    assert all(f"t={t}s" in text for t in range(5))
 
 
 def test_video_with_lying_header_is_read_sequentially():
-    """opencv-doc tree.avi claims 444 frames at 15 FPS; only 68 decode -> 5 samples."""
+    """opencv-doc tree.avi claims 444 frames at 15 FPS; only 68 decode, spread over its real
+    29.6 s -> 30 samples (the benchmark pipelines' own 1 FPS frames)."""
     path = Path("/usr/share/doc/opencv-doc/examples/data/tree.avi")
     if not path.exists():
         pytest.skip("Debian opencv-doc not installed")
     frames = sample_video_frames(path.read_bytes())
-    assert [t for t, _ in frames] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert [t for t, _ in frames] == [float(t) for t in range(30)]
 
 
 # ----------------------------------------------------------------------------- cache
@@ -184,11 +188,13 @@ def test_video_with_lying_header_is_read_sequentially():
 def test_cache_second_run_makes_zero_requests(stub, api_key, tmp_path, photo_png, monkeypatch):
     first, f1 = _reviewer(stub, tmp_path).review(_cands(photo_png))
     assert len(stub.requests) == 3 and f1 == []
-    files = sorted((tmp_path / "cache").rglob("*.json"))
-    assert len(files) == 3
-    entry = json.loads(files[0].read_text())
-    assert entry["model"] == MODEL and len(entry["prompt_sha256"]) == 64
-    ReviewVerdict.model_validate(entry["verdict"])
+    # The answers live in filtering's ResponseCache (sqlite), one row per answered candidate.
+    with closing(sqlite3.connect(tmp_path / "cache" / "probe_responses.sqlite")) as con:
+        entries = con.execute("SELECT probe, prompt_sha256, raw_answer FROM responses").fetchall()
+    assert len(entries) == 3
+    probe, prompt_sha256, raw_answer = entries[0]
+    assert MODEL in probe and len(prompt_sha256) == 64
+    ReviewVerdict.model_validate_json(raw_answer)
 
     monkeypatch.delenv("GEMINI_API_KEY")  # a cached run needs no key at all
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
@@ -211,10 +217,13 @@ def test_cache_second_run_makes_zero_requests(stub, api_key, tmp_path, photo_png
 # ----------------------------------------------------------------------------- faults
 
 
-def test_retries_on_429_500_and_malformed_json_then_succeeds(stub, api_key, tmp_path, photo_png):
+def test_retries_on_429_500_and_malformed_json_then_succeeds(stub, api_key, tmp_path, photo_png,
+                                                              monkeypatch):
     delays: list[float] = []
-    rev = _reviewer(stub, tmp_path, max_retries=4, initial_delay=0.01, max_delay=0.05,
-                    sleep=delays.append)
+    policy_delay = RetryPolicy.delay  # record the shared policy's back-off (it really sleeps)
+    monkeypatch.setattr(RetryPolicy, "delay",
+                        lambda self, *a: delays.append(d := policy_delay(self, *a)) or d)
+    rev = _reviewer(stub, tmp_path, max_retries=4, initial_delay=0.01, max_delay=0.05)
     stub.push(Status(429), Status(500), MalformedEnvelope(), MalformedText())
     rows, failures = rev.review(_cands(photo_png)[:1])
     assert failures == [] and [r["decision"] for r in rows] == ["approve"]
@@ -306,7 +315,8 @@ def test_api_key_never_leaks(stub, api_key, tmp_path, photo_png, caplog):
     rows, failures = rev.review(_cands(photo_png))
     assert failures and KEY not in failures[0]["message"] and "***" in failures[0]["message"]
     blob = json.dumps([rows, failures])
-    blob += "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
+    blob += "".join(p.read_bytes().decode("latin-1") for p in (tmp_path / "cache").rglob("*")
+                    if p.is_file())
     assert KEY not in blob
     assert KEY not in caplog.text
     assert KEY not in repr(rev)
