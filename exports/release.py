@@ -148,3 +148,28 @@ def publish(staging: Path, final: Path) -> None:
     os.rename(staging, final)
     if backup is not None:
         shutil.rmtree(backup)
+
+
+def plot_counts(counts: dict[str, dict[str, int]], path: Path, title: str) -> Path:
+    """Stacked bars of kept / filtered / rejected per environment: where the inputs went, at a
+    glance (the manifest has the numbers). Written without timestamps, so rebuilds match."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    envs = sorted(counts)
+    fig, ax = plt.subplots(figsize=(1.2 * max(len(envs), 3) + 2, 3.6))
+    bottom = [0] * len(envs)
+    for outcome, color in (("kept", "#2e7d32"), ("filtered", "#f9a825"), ("rejected", "#c62828")):
+        values = [counts[e][outcome] for e in envs]
+        ax.bar(envs, values, bottom=bottom, color=color, label=outcome)
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.set_ylabel("input items")
+    ax.set_title(title)
+    ax.legend(frameon=False, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.12))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return path

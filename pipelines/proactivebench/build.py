@@ -28,6 +28,7 @@ from exports.release import (
     config_hash,
     file_inventory,
     outcome_counts,
+    plot_counts,
     publish,
     source_digest,
     write_empty_shards,
@@ -183,7 +184,8 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
         title="ProactiveBench",
         summary=(
             "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
-            "help (a proactive suggestion) before it can answer (seed 000 §3). Built by benchforge."
+            "help (a proactive suggestion) before it can answer (seed 000 §3). Built by benchforge. "
+            "`reports/counts.png` shows where every input went (kept / filtered / rejected)."
         ),
         manifest=manifest,
         # datasets 5.2 cannot read a zero-row Parquet file ("BatchSize must be greater than 0"),
@@ -196,7 +198,8 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
         usage=usage,
     )
     (staging / "README.md").write_text(card)
-    (staging / "reports").mkdir(exist_ok=True)
+    plot_counts(counts, staging / "reports" / "counts.png",
+                f"ProactiveBench {version}: where every input went")
     shutil.rmtree(staging / "_build")
     return manifest
 

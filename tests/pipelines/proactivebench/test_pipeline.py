@@ -65,6 +65,7 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
     card = (release / "README.md").read_text()
     assert "leak filter" in card and "NOT applied" in card
     assert "config_name: coco" in card and "config_name: all" in card
+    assert (release / "reports" / "counts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_rebuild_and_two_workers_are_byte_identical(corpus, release, tmp_path):
