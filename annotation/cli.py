@@ -5,6 +5,7 @@
     python -m annotation.cli push --benchmark B --round R --rubric NAME --candidates FILE.jsonl
     python -m annotation.cli pull --benchmark B --round R --rubric NAME --log-dir DIR
     python -m annotation.cli status --log-dir DIR
+    python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
     python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR]
 
 Nothing here prints a token, password, invite link or e-mail address (SPEC §3): the panel is
@@ -81,14 +82,13 @@ def cmd_panel(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_push(args: argparse.Namespace) -> int:
-    from annotation.routing import Candidate, push
-    from annotation.rubrics import get_rubric
+def read_candidates(path: str) -> list[Any]:
+    """Candidates from JSON lines (sample_id, version, task_type, content, media) — what the
+    benchmark builds write as ``review_candidates.jsonl``."""
+    from annotation.routing import Candidate
 
-    cfg = _config(args)
-    panel = ensure_panel(_url(cfg, args.url), cfg)
     cands = []
-    for n, line in enumerate(Path(args.candidates).read_text().splitlines(), start=1):
+    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -97,11 +97,44 @@ def cmd_push(args: argparse.Namespace) -> int:
                                    str(raw.get("task_type", "")), dict(raw["content"]),
                                    list(raw.get("media", []))))
         except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{args.candidates}:{n}: bad candidate ({exc})") from None
+            raise SystemExit(f"{path}:{n}: bad candidate ({exc})") from None
+    return cands
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from annotation.routing import push
+    from annotation.rubrics import get_rubric
+
+    cfg = _config(args)
+    panel = ensure_panel(_url(cfg, args.url), cfg)
+    cands = read_candidates(args.candidates)
     m = push(panel.admin.client(), args.benchmark, args.round, cands, get_rubric(args.rubric),
              args.media_root or cfg.media_root, panel_size=panel.size)
     print(f"{len(m)} candidate versions in project {args.benchmark!r} / {args.round!r}")
     return 0
+
+
+def cmd_gemini_review(args: argparse.Namespace) -> int:
+    """The Gemini reviewer on the frozen first-round candidates (seed 001 App. B.3): its own
+    rater in its own decision log, never counted toward approval; failures are reported, not
+    guessed. The API key comes from GEMINI_API_KEY / GOOGLE_API_KEY only."""
+    from annotation import decision_log
+    from annotation.gemini_reviewer import GeminiReviewer
+    from annotation.rubrics import get_rubric
+
+    rubric = get_rubric(args.rubric)
+    root = Path(args.media_root) if args.media_root else Path(".")
+    cands = read_candidates(args.candidates)
+    reviewer = GeminiReviewer(args.model, rubric.name, [(c.key, c.hint) for c in rubric.criteria],
+                              args.cache_dir, base_url=args.base_url, benchmark=rubric.benchmark,
+                              review_round=args.round)
+    rows, failures = reviewer.review([
+        (c.sample_id, c.version, c.task_type, c.content, [str(root / m) for m in c.media])
+        for c in cands])
+    path = decision_log.append(args.log_dir, rows, benchmark=rubric.benchmark,
+                               review_round=args.round, violations=failures)
+    print(f"{len(rows)} model decisions, {len(failures)} failures (listed with the log) -> {path}")
+    return 0 if not failures else 3
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
@@ -193,6 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--log-dir", required=True)
     t.add_argument("--panel-size", type=int, default=4)
     t.set_defaults(fn=cmd_status)
+    g = sub.add_parser("gemini-review", help="the Gemini reviewer as its own rater (never approves)")
+    g.add_argument("--rubric", required=True)
+    g.add_argument("--candidates", required=True, help="JSON lines, as for push")
+    g.add_argument("--model", required=True, help="e.g. gemini-2.5-flash")
+    g.add_argument("--log-dir", required=True, help="the model rater's decision log")
+    g.add_argument("--round", default="gemini-first-round")
+    g.add_argument("--cache-dir", default=".cache/gemini-reviewer")
+    g.add_argument("--base-url", default=None, help="another server speaking the Gemini API")
+    g.add_argument("--media-root", default=None, help="media paths in the candidates are relative to")
+    g.set_defaults(fn=cmd_gemini_review)
     a = sub.add_parser("audit", help="agreement report (Fleiss' κ, Cohen's κ vs the model rater)")
     a.add_argument("--log-dir", required=True, help="human decision log (from `pull`)")
     a.add_argument("--model-log", help="decision log of the Gemini reviewer (rater_kind=model)")
