@@ -20,7 +20,8 @@ MODEL_SAYS = {f"c{i}": ("approve" if i % 3 else "revise") for i in range(12)}
 # four humans: r1 agrees with the model except on c1, r2..r4 approve everything but c0 / c5
 HUMANS = {
     "r1": {s: (d if s != "c1" else "reject") for s, d in MODEL_SAYS.items()},
-    **{r: {s: ("revise" if s in ("c0", "c5") else "approve") for s in MODEL_SAYS} for r in ("r2", "r3", "r4")},
+    **{r: {s: ("revise" if s in ("c0", "c5") else "approve") for s in MODEL_SAYS}
+       for r in ("r2", "r3", "r4")},
 }
 
 
