@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from exports.release import publish  # noqa: E402
 from pipelines.media.corruptions import apply_corruption  # noqa: E402
 from pipelines.media.images import center_crop, encode_image, resize, resize_short_edge  # noqa: E402
 
@@ -493,14 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         build_mvpn(tmp / "mvpn", ph)
         build_changeit(tmp / "changeit")
         counts = {} if args.no_check else check(tmp)
-        if out.exists():
-            old = out.with_name(out.name + ".old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out)
+        publish(tmp, out)  # atomic: an interrupted run keeps the previous corpus
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -222,14 +222,7 @@ def write_pending(staging: Path, state: Path, facts: dict[str, Any], candidates:
                   "next": "push review_candidates.jsonl to Label Studio, pull the decisions, then "
                           "rebuild with --reviews <decision log>"}
         (tmp / "status.json").write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
-        if state.exists():
-            old = state.with_name(f".{state.name}.previous")
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(state, old)
-            os.rename(tmp, state)
-            shutil.rmtree(old)
-        else:
-            os.rename(tmp, state)
+        publish(tmp, state)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
