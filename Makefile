@@ -19,18 +19,29 @@ RUNNER_ARGS := $(if $(RUNNER),--runner=$(RUNNER),) \
 SOURCE_ARGS := $(foreach e,ROD VSOD MVPN IMAGENET_C QUICKDRAW CHANGEIT COCO,\
   $(if $($(e)_DIR),--source $(shell echo $(e) | tr A-Z a-z)=$($(e)_DIR),))
 
-.PHONY: venv demo-corpus build-proactivebench check compat-export benchmark test lint clean
+.PHONY: setup system venv media demo-corpus build-proactivebench check compat-export benchmark \
+  test test-fast lint clean
+
+# Everything the code and the whole test suite use on a fresh machine: Debian tools (ffmpeg,
+# chromium, opencv-doc), the project's .venv, the real demo media. Idempotent and quick once done.
+setup: system venv media
+
+system:
+	@bash scripts/setup_system.sh
 
 venv:
 	@bash scripts/setup_env.sh
+
+media: venv
+	@bash scripts/fetch_demo_media.sh
 
 demo-corpus: venv
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
 	  bash scripts/fetch_demo_media.sh && $(PY) scripts/make_demo_corpus.py --out demo_corpus; fi
 
 build-proactivebench: venv demo-corpus
-	$(PY) -m pipelines.proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
-	  $(SOURCE_ARGS) $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS)
+	$(strip $(PY) -m pipelines.proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(SOURCE_ARGS) $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS))
 
 check: venv
 	$(PY) -m exports.quality_cli $(RELEASE)
@@ -43,9 +54,13 @@ compat-export: venv
 benchmark: venv demo-corpus
 	$(PY) benchmarks/build_proactivebench.py --raw-dir $(RAW_DIR)
 
-test: venv
-	bash scripts/fetch_demo_media.sh
-	$(PY) -m pytest -q tests $(PYTEST_ARGS)
+# The whole suite (what .ci/run runs): real Label Studio, headless Chromium, Python 3.12 replay.
+test: setup
+	$(strip $(PY) -m pytest -q tests $(PYTEST_ARGS))
+
+# Day-to-day lane: everything but the Label Studio, browser and Python 3.12 tests.
+test-fast: setup
+	$(strip $(PY) -m pytest -q tests -m "not label_studio and not browser and not py312" $(PYTEST_ARGS))
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -53,40 +68,50 @@ lint: venv
 clean:
 	rm -rf $(OUT) demo_corpus
 
-# ProReady-QA (seed 002): builds candidates and stops at "pending review" until decisions exist.
+# ProReady-QA (StreamReady paper): builds candidates and stops at "pending review" until decisions exist.
 PR_CONFIG ?= configs/proready.yaml
 PR_VERSION = $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(PR_CONFIG))
 DECISIONS ?=
 CORRECTIONS ?=
 .PHONY: build-proready demo-release-proready
 build-proready: venv
+	@bash scripts/setup_system.sh video
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
 	  bash scripts/fetch_videos.sh >/dev/null && $(PY) scripts/make_proready_demo.py corpus --out demo_corpus; fi
-	$(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	$(strip $(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(CORRECTIONS),--corrections $(CORRECTIONS),) \
-	  $(RUNNER_ARGS) $(BEAM_ARGS)
+	  $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # Demo only: scripted four-reviewer decisions (the card says DEMO), then the release.
 demo-release-proready: build-proready
 	$(PY) scripts/make_proready_demo.py decisions --review $(OUT)/proready/review/$(PR_VERSION) \
 	  --out demo_corpus/proready/review
-	$(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir demo_corpus --out $(OUT) \
+	$(strip $(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir demo_corpus --out $(OUT) \
 	  --decisions demo_corpus/proready/review/decisions.demo.jsonl \
-	  --corrections demo_corpus/proready/review/corrections.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS)
+	  --corrections demo_corpus/proready/review/corrections.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
 
-# StreamVibe-Bench (seed 001): stops at "pending review" until a decision log is given.
+# StreamVibe-Bench (StreamVibe paper): stops at "pending review" until a decision log is given.
 SV_CONFIG ?= configs/streamvibe.yaml
 SV_VERSION := $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(SV_CONFIG))
 REVIEWS ?=
 GENERATOR ?=
-.PHONY: build-streamvibe check-streamvibe
+.PHONY: build-streamvibe demo-release-streamvibe check-streamvibe
 build-streamvibe: venv
+	@bash scripts/setup_system.sh video
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
 	  bash scripts/fetch_videos.sh >/dev/null && \
-	  $(PY) scripts/make_streamvibe_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe; fi
-	$(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(PY) scripts/make_streamvibe_demo.py corpus --media .cache/demo-media/video --out demo_corpus/streamvibe; fi
+	$(strip $(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(if $(REVIEWS),--reviews $(REVIEWS),) $(if $(GENERATOR),--generator $(GENERATOR),) \
-	  $(RUNNER_ARGS) $(BEAM_ARGS)
+	  $(RUNNER_ARGS) $(BEAM_ARGS))
+
+# Demo only: scripted four-reviewer approvals (the card says the decisions are scripted), then
+# the release.
+demo-release-streamvibe: build-streamvibe
+	$(PY) scripts/make_streamvibe_demo.py decisions --review $(OUT)/streamvibe/review/$(SV_VERSION) \
+	  --out demo_corpus/streamvibe-review/decisions.demo.jsonl
+	$(strip $(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir demo_corpus --out $(OUT) \
+	  --reviews demo_corpus/streamvibe-review/decisions.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
 
 check-streamvibe: venv
 	$(PY) -m pipelines.streamvibe.quality $(OUT)/streamvibe/$(SV_VERSION)

@@ -1,4 +1,4 @@
-"""Review of benchmark candidates (SPEC §6, seed 001 App. B.3).
+"""Review of benchmark candidates (design.md §Annotation rules, StreamVibe App. B.3).
 
 Label Studio server and panel (:mod:`annotation.server`), rubrics and their label configs
 (:mod:`annotation.rubrics`, :mod:`annotation.label_config`), routing with integrity checks

@@ -1,4 +1,4 @@
-"""Agreement audit of the first-round review decisions (seed 001 App. B.3, SPEC §6).
+"""Agreement audit of the first-round review decisions (StreamVibe App. B.3, design.md §Annotation rules).
 
 What is measured, and why it is measured *there*:
 
@@ -16,15 +16,16 @@ What is measured, and why it is measured *there*:
   asks for this instead of treating the four humans as one rater.
 * **Uncertainty.** Percentile bootstrap 95% intervals over *candidates* (the unit that was
   sampled), each drawn from a generator seeded by ``sha256(global_seed, scope, purpose)``
-  (SPEC §3), so reports are byte-identical across runs and a change in one task type does not
+  (design.md §Conventions), so reports are byte-identical across runs and a change in one task type does not
   move another type's interval.
 * **Undefined values** (no candidates, fewer than two raters, a single decision class that makes
   the chance-correction denominator zero, or a retained-only population) are
-  :class:`Undefined` with a reason. statsmodels and sklearn return ``nan`` there (SPEC §4); a
+  :class:`Undefined` with a reason. statsmodels and sklearn return ``nan`` there (design.md §Environment); a
   ``nan`` in a report reads like a bug and silently poisons means, a reason does not.
 
 Decision scheme. The paper's κ is over the binary review decision c ∈ {0, 1} (approve vs. not;
-SPEC §6: "a required correction is a non-approval"), so ``scheme="binary"`` (default) folds
+design.md §Annotation rules: "a required correction is a non-approval"), so
+``scheme="binary"`` (default) folds
 ``revise`` and ``reject`` into ``not_approve`` for κ, P̄ and unanimity. ``scheme="decision"``
 uses the three stored classes. Decision *distributions* always show all three classes.
 """
@@ -40,7 +41,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pipelines.common.seeding import np_rng_for
+from core.seeding import np_rng_for
 from schemas.review import DECISIONS
 
 Scheme = Literal["binary", "decision"]
@@ -61,7 +62,7 @@ REASON_NO_MODEL = "no model rater configured"
 REASON_NO_MODEL_DECISIONS = "the model rater has no first-round decision on these candidates"
 REASON_RETAINED = (
     "kappa on retained samples alone is invalid: retention requires unanimous approval, so "
-    "filtering enforces agreement and leaves a single decision class (seed 001 App. B.3); audit "
+    "filtering enforces agreement and leaves a single decision class (StreamVibe App. B.3); audit "
     "the frozen first-round candidate set instead"
 )
 
@@ -170,7 +171,7 @@ def raw_agreement(table: Any) -> Value:
 
 
 def fleiss_kappa(table: Any) -> Value:
-    """Fleiss' κ from an N×K table of counts (seed 001 App. B.3 formula, any K).
+    """Fleiss' κ from an N×K table of counts (StreamVibe App. B.3 formula, any K).
 
     Undefined when there are no candidates, fewer than two raters, or one decision class.
     """

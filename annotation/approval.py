@@ -1,4 +1,4 @@
-"""The approval rule of seed 001 App. B.3 (SPEC §6), applied to checked decisions.
+"""The approval rule of StreamVibe App. B.3 (design.md §Annotation rules), applied to checked decisions.
 
 - A candidate is *approved* only when all ``panel_size`` (four) human reviewers approve the same
   — its latest — version. Three approvals are insufficient.

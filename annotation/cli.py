@@ -8,7 +8,7 @@
     python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
     python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR]
 
-Nothing here prints a token, password, invite link or e-mail address (SPEC §3): the panel is
+Nothing here prints a token, password, invite link or e-mail address (design.md §Conventions): the panel is
 shown by pseudonym and user id only.
 """
 
@@ -115,7 +115,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_gemini_review(args: argparse.Namespace) -> int:
-    """The Gemini reviewer on the frozen first-round candidates (seed 001 App. B.3): its own
+    """The Gemini reviewer on the frozen first-round candidates (StreamVibe App. B.3): its own
     rater in its own decision log, never counted toward approval; failures are reported, not
     guessed. The API key comes from GEMINI_API_KEY / GOOGLE_API_KEY only."""
     from annotation import decision_log
@@ -168,7 +168,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Agreement audit of the first-round decisions in a decision log (seed 001 App. B.3),
+    """Agreement audit of the first-round decisions in a decision log (StreamVibe App. B.3),
     optionally with the Gemini reviewer's decisions, written as Markdown + HTML + plots."""
     from annotation import decision_log
     from annotation.agreement import audit
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--model-log", help="decision log of the Gemini reviewer (rater_kind=model)")
     a.add_argument("--out", required=True, help="reports directory, e.g. <release>/reports")
     a.add_argument("--panel-size", type=int, default=4)
-    a.add_argument("--seed", type=int, default=0, help="bootstrap seed (SPEC §3)")
+    a.add_argument("--seed", type=int, default=0, help="bootstrap seed (design.md §Conventions)")
     a.set_defaults(fn=cmd_audit)
     args = ap.parse_args(argv)
     try:

@@ -6,7 +6,7 @@ complete snapshot of one review round's project, so reading "current" decisions 
 latest file of each (benchmark, review round) — which also forgets annotations deleted in Label
 Studio since (e.g. a duplicate removed after a violation report). The full history (``current=
 False``) keeps every distinct state ever pulled, so the agreement audit can use the original,
-first-round judgments even if a reviewer later changed theirs (seed 001 App. B.3).
+first-round judgments even if a reviewer later changed theirs (StreamVibe App. B.3).
 
 Reviewer ids are pseudonymous (``r1``..``rN``, ``gemini:<model>``); writing refuses anything that
 looks like an e-mail address.

@@ -1,4 +1,4 @@
-"""The Gemini reviewer: an independent model rater on the frozen candidates (seed 001 App. B.3).
+"""The Gemini reviewer: an independent model rater on the frozen candidates (StreamVibe App. B.3).
 
 App. B.3 asks Gemini to "independently assign the same binary review decision to the same frozen
 candidates, using the rubric without access to human judgments or post-review corrections", so
@@ -9,10 +9,12 @@ its Cohen's κ against each human can be reported. What follows from that:
   ``approvals`` …) is refused (a failure record), so a caller cannot leak human judgments in.
 * **Its own rater, never an approver.** Output rows are REVIEW_DECISION rows with
   ``reviewer="gemini:<model>"`` and ``rater_kind="model"``; the approval rule counts human
-  panel members only (SPEC §6), and :mod:`annotation.agreement` treats the model separately.
+  panel members only (design.md §Annotation rules), and :mod:`annotation.agreement` treats the
+  model separately.
 * **Structured output.** A pydantic ``response_schema`` (decision, per-criterion verdicts,
   rationale); the answer text is validated against it; an answer that does not parse, names unknown
-  criteria, or approves while marking a criterion ``not_met`` (SPEC §6: approve only when every
+  criteria, or approves while marking a criterion ``not_met`` (design.md §Annotation rules:
+  approve only when every
   applicable criterion holds) is treated as malformed and retried.
 * **Failures are records, not guesses.** After bounded retries (exponential back-off with
   jitter on 429 / 5xx / timeouts / malformed JSON) a candidate yields a failure dict, never a
@@ -34,7 +36,7 @@ Media (documented choice). Images are sent inline (``Part.from_bytes``). Videos 
 uploaded through the Files API: they are sampled at 1 FPS by the pipelines' own
 :func:`pipelines.media.video.frames_1fps` (the first decoded frame at or after each whole second
 of the real, decoded timeline), each frame JPEG-encoded and sent inline, preceded by a ``t=<s>s``
-text label. Why: StreamVibe serialises streams causally at 1 FPS (seed 001 §3,
+text label. Why: StreamVibe serialises streams causally at 1 FPS (StreamVibe §3,
 App. B), so the reviewer sees exactly what the benchmark's models see; inline frames need no
 upload state, are hashable, and work against any ``base_url``. Frames are read sequentially
 rather than by seeking, because container headers lie (opencv-doc ``tree.avi`` claims 444 frames,
@@ -177,7 +179,7 @@ def sample_video_frames(data: bytes, fps: float = VIDEO_FPS) -> list[tuple[float
     5 a frame-counting sampler gets from its 68 decodable frames). Returns ``(t, jpeg)`` pairs;
     raises ``ValueError`` when nothing decodes.
     """
-    from pipelines.common.errors import BadInput
+    from core.errors import BadInput
     from pipelines.media.video import frames_1fps_bytes
 
     if fps != 1.0:
@@ -519,7 +521,7 @@ class GeminiReviewer:
             raise ReviewFailure(
                 "invalid_input",
                 f"{forbidden} looks like a review judgment; the model reviewer must not "
-                "see human judgments (seed 001 App. B.3)",
+                "see human judgments (StreamVibe App. B.3)",
                 0,
             )
         try:
@@ -532,7 +534,7 @@ class GeminiReviewer:
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Review each candidate; return (REVIEW_DECISION rows, failure records).
 
-        Every candidate ends in exactly one of the two lists (SPEC §3 "nothing lost"). Cached
+        Every candidate ends in exactly one of the two lists (design.md §Conventions "nothing lost"). Cached
         answers are used first; the rest go through the leak filter's retry machinery.
         """
         start = time.monotonic()

@@ -1,7 +1,7 @@
 """Label Studio label config generated from a rubric, and the encode/parse of its results.
 
 Why generated: the choices a reviewer can click and the values ``pull`` accepts must be the same
-set (Label Studio accepts *any* choice value or ``from_name`` through the API — LABEL_STUDIO.md),
+set (Label Studio accepts *any* choice value or ``from_name`` through the API — docs/label_studio.md),
 so both come from :mod:`annotation.rubrics`.
 
 Safety: candidate text never enters the XML. It is passed as task data and shown with

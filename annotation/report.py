@@ -1,8 +1,8 @@
-"""Agreement report: Markdown + self-contained HTML + PNG plots + JSON (seed 001 App. B.3).
+"""Agreement report: Markdown + self-contained HTML + PNG plots + JSON (StreamVibe App. B.3).
 
 Why these shapes: the Markdown lands next to the release (``reports/``) and in dataset cards;
 the HTML is for people who open a file from a shared drive, so it embeds its plots as data URIs
-and its CSS inline (no CDN — reports are read offline, SPEC §3). Plots are where a reader would
+and its CSS inline (no CDN — reports are read offline, design.md §Conventions). Plots are where a reader would
 rather look than read: the decision mix per task type, and κ with its bootstrap interval per
 type against the Landis–Koch bands. Undefined statistics are printed as "undefined" with a
 footnoted reason, never as ``nan`` or a number. Files are deterministic for a given audit (PNG
@@ -136,14 +136,14 @@ _MODEL_HEAD = ["task type", "candidates with a model decision", "without (failed
 
 def _preamble(audit: AgreementAudit) -> list[str]:
     scheme = (
-        "binary (approve vs. not approve; revise and reject are non-approvals, SPEC §6)"
+        "binary (approve vs. not approve; revise and reject are non-approvals, design.md §Annotation rules)"
         if audit.scheme == "binary" else "three decision classes (approve / revise / reject)"
     )
     pop = (
         "the original, independent first-round decisions on the frozen candidate set "
         "(version 1, first decision per reviewer, including candidates later dropped)"
         if audit.population == "first_round"
-        else "retained samples only — κ is undefined by construction (seed 001 App. B.3)"
+        else "retained samples only — κ is undefined by construction (StreamVibe App. B.3)"
     )
     return [
         f"Population: {pop}.",
@@ -151,7 +151,7 @@ def _preamble(audit: AgreementAudit) -> list[str]:
         "(a separate rater, never counted toward approval).",
         f"κ, P̄ and unanimity use the {scheme} scheme; decision counts show all three classes.",
         f"Intervals: {audit.level:.0%} percentile bootstrap over candidates, {audit.n_boot} "
-        f"replicates, seeded per scope from global seed {audit.global_seed!r} (SPEC §3).",
+        f"replicates, seeded per scope from global seed {audit.global_seed!r} (design.md §Conventions).",
         "Bands: Landis & Koch (1977).",
     ]
 

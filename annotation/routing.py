@@ -1,6 +1,6 @@
 """Route candidates to Label Studio (``push``) and bring decisions back, checked (``pull``).
 
-Why these rules (seed 001 App. B.3, SPEC §6, LABEL_STUDIO.md):
+Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_studio.md):
 - One project per benchmark and review round; one task per candidate *version*. A corrected
   candidate is a new task for version n+1 — PATCHing task data would leave the old version's
   annotations attached and unflagged, i.e. approvals of an earlier version would silently count

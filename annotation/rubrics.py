@@ -4,7 +4,7 @@ Why rubrics are data: the label config (``annotation.label_config``), the integr
 pulled decisions (only these values are legal) and the Gemini reviewer's prompt all derive from
 one definition, so a criterion cannot exist in the UI but not in the checks.
 
-Every rubric shares the decision scale of seed 001 App. B.3 — approve / require revision /
+Every rubric shares the decision scale of StreamVibe App. B.3 — approve / require revision /
 reject (``schemas.review.DECISIONS``) — plus its own criteria. A reviewer approves only when
 every criterion holds (App. B.3), so an approval with an unticked criterion is reported as a
 violation and not counted (``annotation.routing``).
@@ -28,7 +28,7 @@ DECISION_HINTS: dict[str, str] = {
     "revise": "Fixable: say what to correct in the comment; all four reviewers re-review the "
     "corrected version.",
     "reject": "Unresolvable ambiguity or insufficient visual evidence: exclude, never guess "
-    "a reference (seed 001 App. B.3).",
+    "a reference (StreamVibe App. B.3).",
 }
 # Keyboard shortcut per decision (Label Studio ``<Choice hotkey>``): one key press decides, so a
 # reviewer working through a round keeps the hands on the keyboard. Digits, because Label
@@ -36,7 +36,7 @@ DECISION_HINTS: dict[str, str] = {
 DECISION_HOTKEYS: dict[str, str] = {"approve": "1", "revise": "2", "reject": "3"}
 assert tuple(DECISION_LABELS) == DECISIONS == tuple(DECISION_HOTKEYS)
 
-# The acceptance rule every rubric shares (seed 001 App. B.3), shown on the project page.
+# The acceptance rule every rubric shares (StreamVibe App. B.3), shown on the project page.
 ACCEPTANCE_RULE = (
     "The review unit is the complete candidate sample. Approve only when every applicable "
     "criterion is satisfied; a required correction counts as non-approval of the current version. "
@@ -44,7 +44,7 @@ ACCEPTANCE_RULE = (
     "approvals are insufficient); any objection means it is corrected and reviewed again by all "
     "four, or discarded, and changing an annotation invalidates approval of its earlier version. "
     "Unresolvable ambiguity or insufficient visual evidence requires exclusion rather than a "
-    "guessed reference answer (seed 001 App. B.3)."
+    "guessed reference answer (StreamVibe App. B.3)."
 )
 
 
@@ -138,7 +138,7 @@ STREAMVIBE = Rubric(
     name="streamvibe",
     benchmark="streamvibe",
     title="StreamVibe-Bench candidate review",
-    source="seed 001 App. B.2 (annotation and provenance), App. B.3 and Table 16",
+    source="StreamVibe App. B.2 (annotation and provenance), App. B.3 and Table 16",
     summary=(
         "The review unit is the complete candidate: video, initial instruction, timestamped user "
         "turns, evidence windows, preferred response times and reference answers. Approve only "
@@ -180,7 +180,7 @@ PROREADY = Rubric(
     name="proready",
     benchmark="proready",
     title="ProReady-QA item review",
-    source="seed 002 App. C (Human Refinement)",
+    source="StreamReady App. C (Human Refinement)",
     summary=(
         "Check each question-answer pair against its evidence window [t_s, t_e]. Ambiguous or "
         "trivial items, hallucinated cues and windows that do not match the evidence must be "
@@ -215,7 +215,7 @@ PROACTIVEBENCH_VSOD = Rubric(
     name="proactivebench_vsod",
     benchmark="proactivebench",
     title="ProactiveBench VSOD episode review (manual annotations)",
-    source="seed 000 §3.2 (annotation process) and App. 0.A.2 (VSOD environment)",
+    source="ProactiveBench §3.2 (annotation process) and App. 0.A.2 (VSOD environment)",
     summary=(
         "VSOD has no category annotations: the fully occluded frame and the answer were chosen "
         "by hand. Reject items whose subject cannot be recognised (the paper discards them)."

@@ -1,11 +1,11 @@
 """A real, local Label Studio server started by the project, and the four-reviewer panel on it.
 
-Why a real server and not a mock: the approval rule (seed 001 App. B.3) is only as good as the
+Why a real server and not a mock: the approval rule (StreamVibe App. B.3) is only as good as the
 integrity checks behind it, and those checks exist because of what the real community edition
-does *not* enforce (any member's token can write anything — see LABEL_STUDIO.md). Tests and the
+does *not* enforce (any member's token can write anything — see docs/label_studio.md). Tests and the
 benchmark therefore drive the same server reviewers use.
 
-Facts this module relies on (measured, /work/shared/LABEL_STUDIO.md):
+Facts this module relies on (measured, docs/label_studio.md):
 - the server lives in its own venv (``.venv-ls``; it pins Django 5.2, ``pytz<2023``, ...);
 - ``--internal-host`` (not ``--host``) sets the bind address; a busy port silently moves the
   server to the next one, so we pick a free port first and check the log line;
@@ -17,7 +17,7 @@ Facts this module relies on (measured, /work/shared/LABEL_STUDIO.md):
 
 Secrets (secret key, passwords, tokens) live only in the token file (default
 ``~/.config/benchforge/label_studio.json``, env ``BENCHFORGE_LS_TOKEN_FILE``), written with
-owner-only permissions; SPEC §3 forbids them in logs, outputs and exceptions.
+owner-only permissions; design.md §Conventions forbids them in logs, outputs and exceptions.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LABEL_STUDIO_VERSION = "1.23.2"  # the version LABEL_STUDIO.md was measured on
+LABEL_STUDIO_VERSION = "1.23.2"  # the version docs/label_studio.md was measured on
 DEFAULT_TOKEN_FILE = Path("~/.config/benchforge/label_studio.json")
 TOKEN_FILE_ENV = "BENCHFORGE_LS_TOKEN_FILE"
 PANEL_CONFIG_ENV = "BENCHFORGE_LS_PANEL_CONFIG"
@@ -107,7 +107,7 @@ class SecretStore:
     def secret_key(self) -> str:
         """``$BENCHFORGE_LS_SECRET_KEY`` or the stored key; a new one is generated once.
 
-        A key starting with ``$`` is read back as empty by Label Studio (LABEL_STUDIO.md), which
+        A key starting with ``$`` is read back as empty by Label Studio (docs/label_studio.md), which
         silently rotates it and kills every token — so such keys are never produced/accepted."""
         env = os.environ.get("BENCHFORGE_LS_SECRET_KEY")
         if env:
@@ -149,7 +149,7 @@ def ensure_venv(venv: str | os.PathLike[str] = ".venv-ls", *, quiet: bool = True
     """Create ``venv`` with ``label-studio`` pinned, unless a stamp says it is already there.
 
     Why a separate venv: label-studio pins Django 5.2, ``pytz<2023``, ``numpy<2.3`` and
-    ``openai<2``, which must not leak into the project's environment (LABEL_STUDIO.md). CI runs
+    ``openai<2``, which must not leak into the project's environment (docs/label_studio.md). CI runs
     on fresh machines, so the test fixture calls this (≈ 60–70 s the first time)."""
     path = Path(venv)
     if not path.is_absolute():
@@ -540,7 +540,7 @@ def _csrf(session: httpx.Client, path: str) -> str:
 
 
 def _form_post(session: httpx.Client, path: str, email: str, password: str) -> bool:
-    """Submit the login or sign-up form; 302 means success (LABEL_STUDIO.md)."""
+    """Submit the login or sign-up form; 302 means success (docs/label_studio.md)."""
     csrf = _csrf(session, path)
     r = session.post(
         path,
@@ -582,7 +582,7 @@ def ensure_panel(url: str, panel_config: PanelConfig | str | os.PathLike[str] | 
     For each reviewer: a stored token that still authenticates as that e-mail is reused; else
     we log in with the stored password (the account exists, e.g. the token file was copied), else
     we sign up through the admin's invite link — the only path that yields a usable, in-org
-    account (LABEL_STUDIO.md). New tokens are written to the owner-only token file.
+    account (docs/label_studio.md). New tokens are written to the owner-only token file.
     """
     cfg = panel_config if isinstance(panel_config, PanelConfig) else load_panel_config(panel_config)
     url = url.rstrip("/")

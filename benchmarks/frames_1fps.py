@@ -1,7 +1,7 @@
 """Benchmark: 1 FPS frame extraction (pipelines.media.video.frames_1fps) vs. ``ffmpeg -vf fps=1``.
 
 Why: StreamVibe and ChangeIt serialize every video as a 1 FPS stream, so extraction time is paid
-once per source video per build. SPEC §3 asks for speed as a ratio against a baseline measured
+once per source video per build. design.md §Conventions asks for speed as a ratio against a baseline measured
 in the same run, on the same file, on the same machine — here the Debian ffmpeg CLI writing JPEGs
 of the same frames to a pipe (both sides decode the whole file and encode ~1 JPEG per second).
 

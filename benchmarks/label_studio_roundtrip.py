@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/label_studio_roundtrip.py [--n 2000] [--workers 4]
 
 Why: a review round of a full benchmark is thousands of candidates (StreamVibe-Bench targets
-4,100 samples, seed 001 Table 15), so push and pull must stay in seconds, not minutes. SPEC §3
+4,100 samples, StreamVibe Table 15), so push and pull must stay in seconds, not minutes.
+design.md §Conventions
 asks for figures with a baseline measured in the same run: the baseline is Label Studio's own
 bulk import / JSON export of the same tasks with no wrapper, so the ratio is the cost of our
 hashing, idempotency check, integrity checks and Parquet decision log.

@@ -1,6 +1,6 @@
 """Benchmark: leak-filter probe orchestration against the local protocol server.
 
-Why: with hundreds of thousands of first-turn requests (22 models × ~18k samples, seed 000
+Why: with hundreds of thousands of first-turn requests (22 models × ~18k samples, ProactiveBench
 App. 0.A.8) the orchestrator must keep ``concurrency`` requests in flight at all times; anything
 less multiplies a multi-hour run. The server answers every request after a fixed latency, so the
 ideal wall time is ``N × latency / concurrency``; we print achieved / ideal (1.0 is perfect;

@@ -1,13 +1,14 @@
 """Compat export: a ProactiveBench release in the layout of the authors' ``proactivebench`` package.
 
-Downstream users run the official evaluation (``proactivebench`` 0.1.1, SPEC §5) on our data. Its
+Downstream users run the official evaluation (``proactivebench`` 0.1.1, design.md §Authors'
+package) on our data. Its
 ``environment.py`` defines one class per dataset that reads one JSONL record per sample from
 ``<data_dir>/<Dataset>_preprocessed.jsonl`` and images from ``<data_dir>/<image_template>``. Each
 class *re-derives* the episode graph from a few numbers (``first_image``, ``num_images``,
 ``step_size``, COCO's ``crop``/``*_step``/``granularity``) instead of reading it, so an export is
 only correct if the class's rule, applied to those numbers, reproduces our graph. This module
 therefore does not trust a per-dataset formula: for every episode it walks our state graph
-(seed 000 §3.1) from ``start_state`` alongside a model of the official class, and checks state by
+(ProactiveBench §3.1) from ``start_state`` alongside a model of the official class, and checks state by
 state that the same options are shown, that each option leads to the same next view, and that
 the image the class would load is our frame. An episode that fails is *rejected* with the reason
 (``compat_report.json``); it is never written half-right.
@@ -842,13 +843,12 @@ def find_python312() -> str | None:
 def find_official_source(download: bool = True) -> Path | None:
     """Directory holding the official ``environment.py`` (+ ``data_utils.py``).
 
-    ``$PROACTIVEBENCH_SRC``, an unpacked copy in ``/tmp/pb/x/proactivebench``, a cached wheel
-    under ``~/.cache/benchforge``, else ``pip download --no-deps --ignore-requires-python`` (the
-    package declares Python ≥ 3.12; we only read two stdlib-only files from it).
+    ``$PROACTIVEBENCH_SRC``, a cached wheel under ``~/.cache/benchforge``, else ``pip download
+    --no-deps --ignore-requires-python`` (the package declares Python ≥ 3.12; we only read two
+    stdlib-only files from it).
     """
     cache = Path(os.path.expanduser("~/.cache/benchforge/proactivebench-0.1.1"))
-    for cand in (os.environ.get("PROACTIVEBENCH_SRC"), "/tmp/pb/x/proactivebench",
-                 str(cache / "proactivebench")):
+    for cand in (os.environ.get("PROACTIVEBENCH_SRC"), str(cache / "proactivebench")):
         if cand and (Path(cand) / "environment.py").is_file():
             return Path(cand)
     if not download:

@@ -1,7 +1,7 @@
 """Dataset card (``README.md``) of a release, with the HF ``configs:`` YAML header.
 
 ``datasets.load_dataset(<release dir>, "<config>", split=...)`` reads the ``configs:`` block, so
-each environment is one config and ``all`` covers every environment (SPEC §4).
+each environment is one config and ``all`` covers every environment (design.md §Environment).
 """
 
 from __future__ import annotations

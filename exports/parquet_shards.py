@@ -1,4 +1,4 @@
-"""Deterministic, HF-named Parquet shards (SPEC §3 release layout).
+"""Deterministic, HF-named Parquet shards (design.md §Conventions release layout).
 
 Rows are assigned to shards by ranges of a 128-bit hash of the sample id and ordered inside a
 shard by that hash (as TFDS does). Shard count comes from the total encoded size, so the same
@@ -14,21 +14,25 @@ import io
 import math
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.seeding import id_hash
+from core.blobs import BlobRef
+from core.seeding import id_hash
 from schemas.core import RecordSchema
 
-MAX_SHARD_BYTES = 450 * 1024 * 1024  # SPEC §3: shards <= 500 MB (encoded size is close to raw)
-MAX_ROW_GROUP_BYTES = 90 * 1024 * 1024  # SPEC §3: row groups <= 100 MB
+MAX_SHARD_BYTES = 450 * 1024 * 1024  # shards <= 500 MB (encoded size is close to raw)
+MAX_ROW_GROUP_BYTES = 90 * 1024 * 1024  # design.md §Conventions: row groups <= 100 MB
 HASH_SPACE = 1 << 128
 
 
 def record_bytes(record: dict[str, Any]) -> int:
-    """Rough encoded size of a record: image bytes dominate; strings counted by length."""
+    """Rough encoded size of a record: image bytes dominate; strings counted by length. A frame
+    already in the blob store counts as its size, so sharding does not depend on where the bytes
+    are."""
     total = 0
     stack: list[Any] = [record]
     while stack:
@@ -39,6 +43,8 @@ def record_bytes(record: dict[str, Any]) -> int:
             stack.extend(value)
         elif isinstance(value, bytes | str):
             total += len(value)
+        elif isinstance(value, BlobRef):
+            total += value.size
         else:
             total += 8
     return total
@@ -63,13 +69,12 @@ def row_key(record: dict[str, Any], schema: RecordSchema) -> str:
     return "\x1f".join(str(record[name]) for name in schema.names)
 
 
-def encode_table(
-    records: Iterable[dict[str, Any]], schema: RecordSchema, unique: bool = True
-) -> tuple[bytes, int]:
-    """Encode records (sorted by the hash of their key) as Parquet bytes; return bytes, rows.
+def ordered(records: Iterable[dict[str, Any]], schema: RecordSchema, unique: bool = True
+            ) -> list[dict[str, Any]]:
+    """Records sorted by the hash of their key (the order inside a shard).
 
-    With ``unique``, a duplicate id is an error (SPEC §3): two rows with one id would make "the
-    sample with id X" ambiguous for every consumer.
+    With ``unique``, a duplicate id is an error (design.md §Conventions): two rows with one id
+    would make "the sample with id X" ambiguous for every consumer.
     """
     keyed = sorted(
         (((id_hash(k), k), r) for r in records for k in [row_key(r, schema)]),
@@ -80,21 +85,104 @@ def encode_table(
         dupes = sorted(k for k, c in counts.items() if c > 1)
         if dupes:
             raise ValueError(f"duplicate id(s) {dupes[:5]} in {schema.name} records")
-    rows = [r for _, r in keyed]
+    return [r for _, r in keyed]
+
+
+def _with_bytes(value: Any) -> Any:
+    """A copy of a record with every blob reference replaced by its bytes."""
+    if isinstance(value, BlobRef):
+        return value.read()
+    if isinstance(value, dict):
+        return {k: _with_bytes(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_with_bytes(v) for v in value]
+    return value
+
+
+class _HashingSink:
+    """A write-only file that hashes and counts what passes through (no second read)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.fh.write(data)
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:  # the owner of ``fh`` closes it
+        self.closed = True
+
+
+def write_rows(rows: list[dict[str, Any]], schema: RecordSchema, fh: BinaryIO) -> dict[str, Any]:
+    """Stream ordered rows into one Parquet file, one row group at a time.
+
+    Memory holds one row group (≤ ``MAX_ROW_GROUP_BYTES`` of frames), not the shard: blob
+    references are read back only for the rows being written. The row-group size comes from the
+    average row size of the whole shard, so the bytes equal those of writing the table at once.
+    Returns rows, bytes and sha256 of what was written.
+    """
     arrow_schema = schema.arrow_schema()
-    table = pa.Table.from_pylist(rows, schema=arrow_schema)
     per_row = max(1, sum(record_bytes(r) for r in rows) // max(1, len(rows)))
-    row_group_rows = max(1, MAX_ROW_GROUP_BYTES // per_row)
+    group = max(1, MAX_ROW_GROUP_BYTES // per_row)
+    sink = _HashingSink(fh)
+    writer = pq.ParquetWriter(sink, arrow_schema, compression="zstd", write_statistics=True,
+                              store_schema=True)
+    try:
+        for start in range(0, max(len(rows), 1), group):  # an empty table is one empty row group
+            chunk = [_with_bytes(r) for r in rows[start:start + group]]
+            writer.write_table(pa.Table.from_pylist(chunk, schema=arrow_schema), row_group_size=group)
+    finally:
+        writer.close()
+    return {"rows": len(rows), "bytes": sink.size, "sha256": sink.digest.hexdigest()}
+
+
+def encode_table(
+    records: Iterable[dict[str, Any]], schema: RecordSchema, unique: bool = True
+) -> tuple[bytes, int]:
+    """Records (sorted by the hash of their key) as Parquet bytes in memory; return bytes, rows.
+    For small tables (tests, reports); releases stream with :func:`write_shard`."""
     sink = io.BytesIO()
-    pq.write_table(
-        table,
-        sink,
-        row_group_size=row_group_rows,
-        compression="zstd",
-        write_statistics=True,
-        store_schema=True,
-    )
-    return sink.getvalue(), len(rows)
+    facts = write_rows(ordered(records, schema, unique), schema, sink)
+    return sink.getvalue(), facts["rows"]
+
+
+def write_shard(path: str, records: Iterable[dict[str, Any]], schema: RecordSchema,
+                unique: bool = True) -> dict[str, Any]:
+    """Write one shard file through Beam's file systems (any runner's shared storage), streamed;
+    returns rows, bytes and sha256."""
+    parent = path.rsplit("/", 1)[0]
+    if not FileSystems.exists(parent):
+        FileSystems.mkdirs(parent)
+    with FileSystems.create(path) as fh:
+        return write_rows(ordered(records, schema, unique), schema, fh)
+
+
+def write_group(root: str, group: str, records: list[dict[str, Any]], schema: RecordSchema,
+                split: str, unique: bool = True) -> list[dict[str, Any]]:
+    """Shard and write one group (``data/<config>``, ``filtered``…) in this process; returns one
+    fact dict per file (path relative to ``root``, rows, bytes, sha256)."""
+    shards = num_shards(sum(record_bytes(r) for r in records))
+    parts: list[list[dict[str, Any]]] = [[] for _ in range(shards)]
+    for r in records:
+        parts[shard_of(row_key(r, schema), shards)].append(r)
+    out = []
+    for index, part in enumerate(parts):
+        rel = f"{group}/{shard_name(split, index, shards)}"
+        out.append({"path": rel, **write_shard(f"{root}/{rel}", part, schema, unique)})
+    return out
 
 
 def sha256_hex(data: bytes) -> str:

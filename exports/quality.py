@@ -1,15 +1,15 @@
-"""Data-quality suite for a ProactiveBench episode release (great_expectations 1.24, SPEC §4).
+"""Data-quality suite for a ProactiveBench episode release (great_expectations 1.24, design.md §Environment).
 
 CI runs this on every release. It validates the *whole* release as one pandas batch — a
-per-file batch would miss a duplicate id spread over two shards (SPEC §4) — and the manifest
-counts (SPEC §3 "Nothing lost": ``inputs = kept + filtered + rejected``, per environment).
+per-file batch would miss a duplicate id spread over two shards (design.md §Environment) — and the manifest
+counts (design.md §Conventions "Nothing lost": ``inputs = kept + filtered + rejected``, per environment).
 
 Why derived columns: great_expectations' core expectations do not work on list columns (a
-length check measures the string form, SPEC §4), and the episode is mostly lists (options,
+length check measures the string form, design.md §Environment), and the episode is mostly lists (options,
 categories, the state graph). Each list rule is therefore computed here in plain Python into a
 scalar column (a count or a boolean) and checked with a core expectation; the suite stays
 loadable without custom expectation classes (a suite loaded without their module silently drops
-them). The derived rules follow the episode definition (seed 000 §3.1, App. 0.A):
+them). The derived rules follow the episode definition (ProactiveBench §3.1, App. 0.A):
 
 * four distinct categories, the answer among them (App. 0.A.*: "four possible categories");
 * ``option_kinds``/``option_actions`` aligned with ``options``; kinds and actions valid;
@@ -34,6 +34,7 @@ from __future__ import annotations
 import glob
 import html
 import json
+import logging
 import os
 from collections import deque
 from dataclasses import dataclass, field
@@ -311,7 +312,9 @@ def run_suite(release_dir: str | os.PathLike[str], reports_dir: str | os.PathLik
     episodes = load_episode_frame(release)
     manifest = load_manifest_counts(release, episodes)
 
-    # ephemeral: a bare get_context() would pick up a gx/ folder in a parent (SPEC §4)
+    # ephemeral: a bare get_context() would pick up a gx/ folder in a parent (design.md §Environment)
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
+        logging.getLogger(name).setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     docs_dir = reports / "data_docs"
@@ -360,7 +363,7 @@ def run_suite(release_dir: str | os.PathLike[str], reports_dir: str | os.PathLik
 
 
 def _write_reports(report: QualityReport, reports: Path) -> None:
-    """A plain summary next to the Data Docs (which render unstyled offline, SPEC §4)."""
+    """A plain summary next to the Data Docs (which render unstyled offline, design.md §Environment)."""
     status = "PASSED" if report.success else "FAILED"
     lines = [
         f"# Data quality: {status}",

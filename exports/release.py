@@ -1,4 +1,4 @@
-"""Turn a pipeline's staged output into a versioned release, published atomically (SPEC §3).
+"""Turn a pipeline's staged output into a versioned release, published atomically (design.md §Conventions).
 
 Layout: ``<out>/<benchmark>/<semver>/`` with ``README.md`` (dataset card), ``data/``,
 ``manifest.json``, ``filtered/``, ``rejected/``, ``reports/``. The staging directory is a
@@ -8,22 +8,26 @@ half-written release and the previous release stays intact until the new one is 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import uuid
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exports.parquet_shards import encode_table, sha256_hex, shard_name
+from exports.parquet_shards import sha256_hex, shard_name, write_shard
 from schemas.core import RecordSchema
 
 SEMVER_HELP = (
     "MAJOR when records change incompatibly (or ordering/hashing changes), MINOR when records or "
-    "fields are added, PATCH for metadata only (SPEC §3, as TFDS uses it)."
+    "fields are added, PATCH for metadata only (design.md §Conventions, as TFDS uses it)."
 )
 
 
@@ -104,10 +108,7 @@ def write_empty_shards(staging: Path, groups: list[str], schema: RecordSchema, s
     for group in groups:
         if group in existing:
             continue
-        data, _ = encode_table([], schema)
-        path = staging / group / shard_name(split, 0, 1)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_shard(str(staging / group / shard_name(split, 0, 1)), [], schema)
 
 
 def file_inventory(staging: Path) -> list[dict[str, Any]]:
@@ -135,16 +136,69 @@ def source_digest(files: list[dict[str, str]]) -> dict[str, Any]:
     return {"files": len(files), "sha256": hashlib.sha256(listing.encode()).hexdigest()}
 
 
+STAGING_PREFIX = ".staging-"
+
+
+@contextmanager
+def staging_dir(parent: Path, name: str) -> Iterator[Path]:
+    """A fresh ``<parent>/.staging-<name>-<random>/`` for one build, removed unless published.
+
+    Why a lock file beside it: a build killed with ``kill -9`` cannot clean up after itself.
+    Each staging directory has a sibling ``.lock`` that its build holds (``flock``) while it
+    runs; the kernel releases the lock when the process dies, so the next build in the same
+    folder can tell stale directories (lock free) from a concurrent build's (lock held) and
+    removes only the stale ones. On exit the directory is removed if it still exists (a build
+    that published has renamed it away).
+    """
+    parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(parent)
+    path = parent / f"{STAGING_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path.mkdir()
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            lock_path.unlink(missing_ok=True)
+
+
+def remove_stale_staging(parent: Path) -> list[Path]:
+    """Remove staging directories (and their locks) left behind by builds that died."""
+    removed = []
+    for lock_path in sorted(parent.glob(f"{STAGING_PREFIX}*.lock")):
+        with open(lock_path, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a running build holds it
+            stale = lock_path.with_name(lock_path.name[: -len(".lock")])
+            shutil.rmtree(stale, ignore_errors=True)
+            lock_path.unlink(missing_ok=True)
+            removed.append(stale)
+    # directories without a lock file come from an interrupted build of an older version
+    for path in sorted(parent.glob(f"{STAGING_PREFIX}*")):
+        if path.is_dir() and not path.with_name(path.name + ".lock").exists():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 def publish(staging: Path, final: Path) -> None:
     """Atomically replace ``final`` with ``staging`` (rename; the old release is kept until the
     new one is in place, then removed)."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if final.exists():
-        backup = final.with_name(f".{final.name}.previous")
-        if backup.exists():
+    backup = final.with_name(f".{final.name}.previous")
+    if backup.exists():  # left by a publish killed between its two renames
+        if final.exists():
             shutil.rmtree(backup)
+        else:
+            os.rename(backup, final)
+    if final.exists():
         os.rename(final, backup)
+    else:
+        backup = None
     os.rename(staging, final)
     if backup is not None:
         shutil.rmtree(backup)

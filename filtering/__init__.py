@@ -1,4 +1,4 @@
-"""Hard-negative mining and the first-turn leak filter (seed 000 §3.3, App. 0.A.7, 0.A.8).
+"""Hard-negative mining and the first-turn leak filter (ProactiveBench §3.3, App. 0.A.7, 0.A.8).
 
 - :mod:`filtering.negatives` — ``HardNegativeMiner`` (open_clip text encoder).
 - :mod:`filtering.leak` — ``LeakFilterConfig`` / ``LeakFilter`` (probe pool, 25% rule).

@@ -1,6 +1,6 @@
 """Persistent probe-response cache and usage log (sqlite under a cache directory).
 
-Why: probing 22 models on ~18k samples (seed 000 App. 0.A.8) is hours of paid API calls. A run
+Why: probing 22 models on ~18k samples (ProactiveBench App. 0.A.8) is hours of paid API calls. A run
 that dies half-way, or a rebuild with one more model in the pool, must query only what is
 missing. Answers are keyed by (probe identity, prompt sha256, image sha256): the probe identity
 covers everything that changes an answer (backend, model, generation settings), never the API

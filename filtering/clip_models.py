@@ -1,7 +1,7 @@
 """Offline open_clip loading shared by the hard-negative miner and the CLIP probe.
 
 Why one loader: both users must agree on which weights were used (the manifest records the
-checkpoint's sha256), must never reach for the network (no hub access here or in CI, SPEC §4),
+checkpoint's sha256), must never reach for the network (no hub access here or in CI, design.md §Environment),
 and must fail loudly when weights are missing instead of silently running a random model. Random
 weights exist only for tests and smoke runs and must be asked for explicitly; they are seeded so
 two workers build the same random model.

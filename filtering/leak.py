@@ -1,4 +1,4 @@
-"""The first-turn leak filter (seed 000 §3.3, App. 0.A.8).
+"""The first-turn leak filter (ProactiveBench §3.3, App. 0.A.8).
 
 "Samples are filtered if they are correctly predicted at least 25% of the time in MCQA,
 considering all evaluated MLLMs, during the first turn" (§3.3); with 22 probe models that is
@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from core.progress import Stage
 from filtering.cache import ResponseCache, identity, response_key
 from filtering.parsing import FirstTurn, first_turn, score_answer
 from filtering.probes import (
@@ -45,13 +46,12 @@ from filtering.probes import (
     new_stats,
     run_remote,
 )
-from filtering.progress import Progress
 
 DECISIONS = ("keep", "filter", "unresolved")
 UNRESOLVED_POLICIES = ("keep", "filter", "reject")
 NOT_APPLIED_NOTICE = (
     "**The leak filter was NOT applied**: no probe models were configured, so samples that "
-    "can be answered from the first frame (seed 000 §3.3, App. 0.A.8) were not removed."
+    "can be answered from the first frame (ProactiveBench §3.3, App. 0.A.8) were not removed."
 )
 
 
@@ -175,7 +175,7 @@ class LeakFilter:
         cfg = self.config
         out: dict[str, Any] = {
             "applied": self.applied,
-            "rule": "filter if correct / answering models >= threshold (seed 000 App. 0.A.8)",
+            "rule": "filter if correct / answering models >= threshold (ProactiveBench App. 0.A.8)",
             "threshold": cfg.threshold,
             "min_answering_models": cfg.min_answering_models,
             "unresolved_policy": cfg.unresolved_policy,
@@ -232,7 +232,7 @@ class LeakFilter:
         batch_stats: dict[str, dict[str, int]] = {}
         remote: list[Job] = []
         total = len(turns) * len(self.config.probes)
-        progress = Progress(total, "leak-filter", enabled=self.config.progress)
+        progress = Stage("leak filter: first-turn probes", total, enabled=self.config.progress)
 
         for spec in self.config.probes:
             st = batch_stats.setdefault(spec.name, new_stats())
@@ -361,7 +361,7 @@ class LeakFilter:
         return ("keep", f"{correct}/{len(answering)} answering models correct (< {cfg.threshold:g})", ev)
 
     def route(self, decision: str) -> str:
-        """Where a decision sends the sample: kept | filtered | rejected (SPEC §3)."""
+        """Where a decision sends the sample: kept | filtered | rejected (design.md §Conventions)."""
         if decision == "keep":
             return "kept"
         if decision == "filter":

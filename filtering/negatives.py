@@ -1,4 +1,4 @@
-"""Hard negatives mined with the open_clip text encoder (seed 000 App. 0.A.7).
+"""Hard negatives mined with the open_clip text encoder (ProactiveBench App. 0.A.7).
 
 For MS-COCO the paper mines wrong category options "using the CLIP text encoder to score the
 similarity between the ground truth and all the other categories". Why hard negatives at all:
@@ -17,7 +17,7 @@ as the correct label are excluded, otherwise the benchmark would contain two rig
    list as synonyms).
 
 Scores are rounded to 6 decimals and ties are broken by name so a CPU and a GPU run pick the same
-negatives (SPEC §3 determinism).
+negatives (design.md §Conventions determinism).
 """
 
 from __future__ import annotations

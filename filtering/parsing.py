@@ -1,6 +1,6 @@
 """First-turn view of an episode and answer parsing identical to the official environment.
 
-Why a port instead of our own parser: the leak filter (seed 000 §3.3, App. 0.A.8) decides
+Why a port instead of our own parser: the leak filter (ProactiveBench §3.3, App. 0.A.8) decides
 whether a sample is answerable at the first turn *as the benchmark scores it*. If our parser were
 more lenient or stricter than ``proactivebench.environment.BaseEnvironment._evaluate``, we would
 filter samples the official evaluation would not count as correct (or keep ones it would). So
@@ -20,6 +20,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from core.blobs import resolve
 
 
 def standardize_full_answer(answer: str) -> str:
@@ -109,7 +111,7 @@ def first_turn(episode: dict[str, Any], hint: bool = False) -> FirstTurn:
         start = int(episode["start_state"])
         state = episode["states"][start]
         frame = episode["frames"][int(state["frame"])]
-        image = frame["bytes"] if isinstance(frame, dict) else frame
+        image = resolve(frame["bytes"] if isinstance(frame, dict) else frame)
         shown = [episode["options"][int(i)] for i in state["option_ids"]]
         prompt = episode["first_turn_prompt"]
         categories = list(episode["categories"])

@@ -1,6 +1,6 @@
 """Probe backends of the leak filter and the request orchestration around them.
 
-The paper probes first-turn leakage with a pool of 22 MLLMs from 10 families (seed 000 App.
+The paper probes first-turn leakage with a pool of 22 MLLMs from 10 families (ProactiveBench App.
 0.A.8). Here each pool member is one :class:`ProbeSpec` with a backend:
 
 - ``openai``: any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, OpenAI...), the image
@@ -33,9 +33,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.progress import Stage
 from filtering.cache import ResponseCache, identity
 from filtering.parsing import FirstTurn
-from filtering.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -457,7 +457,7 @@ async def run_remote(
     retry: RetryPolicy,
     cache: ResponseCache,
     stats: dict[str, dict[str, int]],
-    progress: Progress,
+    progress: Stage,
 ) -> dict[tuple[str, str], Outcome]:
     """Run uncached remote jobs concurrently; returns (probe name, episode id) → outcome."""
     backends: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 """Leak-filter report: counts (paper Fig. 10), first-turn accuracy (Fig. 11), per-model accuracy,
-request/token usage, and the binomial argument for the 25% threshold (seed 000 App. 0.A.8).
+request/token usage, and the binomial argument for the 25% threshold (ProactiveBench App. 0.A.8).
 
 The binomial analysis. The paper says: "Assuming a first-turn success rate of 40%, this strategy
 achieves a 92.8% recall under the binomial model (vs. 37.6% of the binomial test at 0.05)". The
@@ -231,7 +231,7 @@ def write_leak_report(
         md += [f"> ⚠️ {NOT_APPLIED_NOTICE}", ""]
     else:
         md += [
-            f"Rule (seed 000 §3.3, App. 0.A.8): a sample is filtered when correct / answering "
+            f"Rule (ProactiveBench §3.3, App. 0.A.8): a sample is filtered when correct / answering "
             f"probe models ≥ {threshold:g}. Failed models are not counted as wrong.",
             "",
             f"Probe pool ({len(pool)}): " + ", ".join(f"`{m}`" for m in pool),

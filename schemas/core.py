@@ -130,7 +130,7 @@ class RecordSchema:
 
     def arrow_schema(self) -> pa.Schema:
         """Arrow schema with the HF features in the ``huggingface`` metadata key, so
-        ``datasets`` decodes ``Image`` columns without a cast (SPEC §3).
+        ``datasets`` decodes ``Image`` columns without a cast (design.md §Conventions).
 
         Arrow fields are all nullable: ``datasets`` ignores the stored features when the Arrow
         schema has non-nullable fields (checked with datasets 5.2), and nullability is enforced

@@ -1,4 +1,4 @@
-"""Records for items that did not make it into a release (SPEC §3 "Nothing lost").
+"""Records for items that did not make it into a release (design.md §Conventions "Nothing lost").
 
 Every input item ends as exactly one of kept, filtered or rejected. Rejections carry the file and
 the field that was wrong so a person can fix the source; they are written next to the release.

@@ -1,4 +1,4 @@
-"""The ProactiveBench episode record (seed 000 §3.1, App. 0.A, 0.B).
+"""The ProactiveBench episode record (ProactiveBench §3.1, App. 0.A, 0.B).
 
 An episode is a small Markov decision process over an ordered frame sequence: a state shows one
 frame and a subset of the proactive options; a proactive option moves to another state; the
@@ -13,7 +13,7 @@ from schemas.core import IMAGE, Field, ListOf, RecordSchema, StructOf
 
 ENVIRONMENTS = ("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco")
 
-# Names the authors' `proactivebench` package uses for each environment (SPEC §5).
+# Names the authors' `proactivebench` package uses for each environment (design.md §Authors' package).
 OFFICIAL_DATASET_NAMES = {
     "rod": "Realistic-Occlusion-Dataset",
     "vsod": "OcclusionDataSet-MM20",
@@ -60,7 +60,7 @@ NEGATIVE = StructOf(
 EPISODE = RecordSchema(
     name="proactivebench_episode",
     version="1.0.0",
-    doc="One ProactiveBench MCQA episode with its environment graph (seed 000 §3.1, App. 0.A).",
+    doc="One ProactiveBench MCQA episode with its environment graph (ProactiveBench §3.1, App. 0.A).",
     fields=(
         Field("id", "string", "Unique sample id: '<environment>/<source id>'."),
         Field("environment", "string", f"One of {', '.join(ENVIRONMENTS)}."),
@@ -69,7 +69,7 @@ EPISODE = RecordSchema(
         Field("frames", ListOf(IMAGE), "The ordered frame sequence (embedded image bytes)."),
         Field("frame_sources", ListOf("string"), "Where each frame came from (relative path + op)."),
         Field("question", "string", "Question drawn from the environment's pool."),
-        Field("hint", "string", "Environment hint (seed 000 §4.3), appended when hints are on."),
+        Field("hint", "string", "Environment hint (ProactiveBench §4.3), appended when hints are on."),
         Field("options", ListOf("string"), "Proactive, abstain and invalid options, fixed order."),
         Field("option_kinds", ListOf("string"), "Per option: proactive | abstain | invalid."),
         Field("option_actions", ListOf("string"), "Per option: the action it triggers ('' if none)."),

@@ -1,10 +1,10 @@
-"""The ProReady-QA item record (seed 002 §4.1–4.2, App. C).
+"""The ProReady-QA item record (StreamReady §4.1–4.2, App. C).
 
 An item is one *question chain* on one long video: a single future-dependent question, or a
 multi-turn dialogue whose follow-ups reference earlier turns ("local": the turn just before;
-"global": one from farther back — seed 002 §4.2, App. C "Multi-Turn Proactive QA Generation").
+"global": one from farther back — StreamReady §4.2, App. C "Multi-Turn Proactive QA Generation").
 Each turn carries the time it is asked in the stream (``ask_time_s``) and its answer evidence
-window [t_s, t_e] (seed 002 §4.3: t_s "when sufficient evidence first appears", t_e "when it
+window [t_s, t_e] (StreamReady §4.3: t_s "when sufficient evidence first appears", t_e "when it
 ceases to be valid"), which is what ARS scores against (:mod:`pipelines.proready.ars`).
 
 Why chains and not single QA rows: ARS averages over the turns of a question with several valid
@@ -34,7 +34,7 @@ EVIDENCE_METHODS = ("native_cue", "vlm_framewise", "human")
 TURN = StructOf(
     (
         Field("turn_index", "int32", "0-based position of the turn in the chain."),
-        Field("task_type", "string", f"One of {', '.join(TASK_TYPES)} (seed 002 §4.1)."),
+        Field("task_type", "string", f"One of {', '.join(TASK_TYPES)} (StreamReady §4.1)."),
         Field("question", "string", "The question, as posed to the model at ask_time_s."),
         Field("answer", "string", "Reference answer."),
         Field("ask_time_s", "float64", "Stream time (s) at which the question is asked; < t_s."),

@@ -1,4 +1,4 @@
-"""Review records: one row per decision a rater made on one candidate version (seed 001 App. B.3).
+"""Review records: one row per decision a rater made on one candidate version (StreamVibe App. B.3).
 
 The decision log is append-only; agreement statistics, the approval rule and release provenance
 all read it. Reviewer ids are pseudonymous (``r1``..``rN`` in panel order, ``gemini:<model>``

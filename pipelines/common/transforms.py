@@ -1,9 +1,11 @@
 """Beam building blocks shared by every benchmark pipeline.
 
-* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections.
-* :class:`WriteShardedParquet` — deterministic HF-named shards through Beam file systems.
-* :class:`CountOutcomes` / :class:`WriteJson` — the per-stage counts and build facts the driver
-  turns into the manifest.
+* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections; the
+  frames of loaded items go to the blob store at once (``core.blobs``), so only references flow
+  through the rest of the pipeline.
+* :class:`WriteShardedParquet` — deterministic HF-named shards through Beam file systems: only
+  small records are shuffled, each shard is streamed one row group at a time.
+* :class:`WriteJson` — the per-stage counts and build facts the driver turns into the manifest.
 
 All output goes through ``apache_beam.io.filesystems.FileSystems`` so any runner with a shared
 file system (local, GCS, S3, HDFS) can write a release.
@@ -19,22 +21,26 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, TaggedOutput
 
+from core.blobs import BlobStore
+from core.errors import BadInput, Rejection
 from exports.parquet_shards import (
     MAX_SHARD_BYTES,
-    encode_table,
     num_shards,
     record_bytes,
     row_key,
-    sha256_hex,
     shard_name,
     shard_of,
+    write_shard,
 )
-from pipelines.common.errors import BadInput, Rejection
 from pipelines.common.progress import ReportProgress
-from pipelines.sources.base import ItemRef, SourceReader
+from pipelines.sources.base import Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
 REJECTED = "rejected"
+# A record reaching a shuffle with more inline bytes than this still carries its frames: they
+# belong in the blob store (core/blobs.py). Large elements are what made Beam buffer whole
+# benchmarks in memory and lose records between worker processes.
+MAX_INLINE_BYTES = 256 * 1024
 
 
 def write_bytes(path: str, data: bytes) -> None:
@@ -65,26 +71,36 @@ class _Enumerate(beam.DoFn):
 
 
 class _Load(beam.DoFn):
-    def __init__(self, reader: SourceReader) -> None:
+    def __init__(self, reader: SourceReader, blobs: str) -> None:
         self.reader = reader
+        self.blobs = blobs
+        self.store: BlobStore | None = None
+
+    def setup(self) -> None:
+        self.store = BlobStore(self.blobs)
 
     def process(self, ref: ItemRef):
         try:
-            yield self.reader.load(ref)
+            item = self.reader.load(ref)
         except BadInput as err:
             yield TaggedOutput(REJECTED, self.reader.rejection(err, item_id=ref.source_id))
+            return
+        item.frames = [Frame(self.store.put(f.data), f.source) for f in item.frames]
+        yield item
 
 
 class ReadSource(beam.PTransform):
     """Enumerate and load one source.
 
-    Outputs ``refs`` (listed items), ``items`` (loaded), ``listing_rejected`` (bad before
-    loading: malformed line, duplicate id) and ``load_rejected``. Inputs = refs + listing_rejected.
+    Outputs ``refs`` (listed items), ``items`` (loaded; frames as blob references under
+    ``blobs``), ``listing_rejected`` (bad before loading: malformed line, duplicate id) and
+    ``load_rejected``. Inputs = refs + listing_rejected.
     """
 
-    def __init__(self, reader: SourceReader) -> None:
+    def __init__(self, reader: SourceReader, blobs: str) -> None:
         super().__init__()
         self.reader = reader
+        self.blobs = blobs
 
     def expand(self, pbegin):
         listed = (
@@ -98,7 +114,7 @@ class ReadSource(beam.PTransform):
         loaded = (
             listed.refs
             | "Spread" >> beam.Reshuffle()
-            | "Load" >> beam.ParDo(_Load(self.reader)).with_outputs(REJECTED, main="items")
+            | "Load" >> beam.ParDo(_Load(self.reader, self.blobs)).with_outputs(REJECTED, main="items")
         )
         items = loaded.items | "Progress" >> beam.ParDo(
             ReportProgress(f"read {self.reader.environment}"), total=total
@@ -111,12 +127,35 @@ class ReadSource(beam.PTransform):
         }
 
 
+def inline_bytes(record: Any) -> int:
+    """Bytes a record carries itself (blob references excluded)."""
+    if isinstance(record, bytes):
+        return len(record)
+    if isinstance(record, dict):
+        return sum(inline_bytes(v) for v in record.values())
+    if isinstance(record, list | tuple):
+        return sum(inline_bytes(v) for v in record)
+    return 0
+
+
+def _small(record: dict[str, Any]) -> dict[str, Any]:
+    n = inline_bytes(record)
+    if n > MAX_INLINE_BYTES:
+        raise ValueError(
+            f"record {record.get('id', '?')!r} carries {n} inline bytes into a shuffle: store its "
+            "frames with core.blobs.BlobStore and pass the references (large PCollection elements "
+            "make Beam hold whole benchmarks in memory)")
+    return record
+
+
 class WriteShardedParquet(beam.PTransform):
     """Write records as ``<staging>/<group>/<split>-0000i-of-0000N.parquet``.
 
     ``group_fn(record)`` picks the directory (e.g. ``data/coco``). Shard count per group comes
-    from the group's total size; rows go to shards by id-hash range. Emits one dict per file:
-    relative path, rows, bytes, sha256.
+    from the group's total size; rows go to shards by id-hash range. Only records with their
+    frames as blob references are grouped (checked: :data:`MAX_INLINE_BYTES`), and each shard is
+    streamed one row group at a time, so memory stays flat however large the benchmark is.
+    Emits one dict per file: relative path, rows, bytes, sha256.
     """
 
     def __init__(
@@ -139,7 +178,8 @@ class WriteShardedParquet(beam.PTransform):
     def expand(self, records):
         group_fn, schema, split = self.group_fn, self.schema, self.split
         staging, unique, max_bytes = self.staging, self.unique, self.max_shard_bytes
-        keyed = records | "KeyByGroup" >> beam.Map(lambda r: (group_fn(r), r))
+        keyed = records | "CheckSmall" >> beam.Map(_small) | "KeyByGroup" >> beam.Map(
+            lambda r: (group_fn(r), r))
         sizes = (
             keyed
             | "Size" >> beam.MapTuple(lambda g, r: (g, record_bytes(r)))
@@ -153,10 +193,8 @@ class WriteShardedParquet(beam.PTransform):
 
         def write(key, rows):
             group, index, shards = key
-            data, count = encode_table(rows, schema, unique=unique)
             rel = f"{group}/{shard_name(split, index, shards)}"
-            write_bytes(f"{staging}/{rel}", data)
-            return {"path": rel, "rows": count, "bytes": len(data), "sha256": sha256_hex(data)}
+            return {"path": rel, **write_shard(f"{staging}/{rel}", rows, schema, unique)}
 
         return (
             keyed

@@ -1,11 +1,11 @@
-"""ImageNet-C corruptions, seeded per call (seed 000 App. 0.A.4).
+"""ImageNet-C corruptions, seeded per call (ProactiveBench App. 0.A.4).
 
 ``imagecorruptions`` (PyPI ``imagecorruptions-imaug``) draws its noise from numpy's *global*
 RNG, and ``impulse_noise`` / ``glass_blur`` fall back to fresh OS entropy when no seed is given.
 Left alone, the same image would corrupt differently on every run and every Beam worker. So each
 call seeds the global RNG from ``seed_bytes(global_seed, sample_id, purpose)``, passes explicit
 seeds to the two functions that accept one, and restores the previous global state afterwards
-so nothing else in the process is perturbed (SPEC §3 "Determinism").
+so nothing else in the process is perturbed (design.md §Conventions "Determinism").
 
 Action mapping. The authors' environment (``proactivebench/environment.py``, ``action_map``)
 knows eight image-quality actions: brightness, contrast, saturation, deblur, denoise,
@@ -19,7 +19,7 @@ import threading
 import numpy as np
 from imagecorruptions import corrupt, get_corruption_names
 
-from pipelines.common.seeding import seed_bytes
+from core.seeding import seed_bytes
 
 # corruption name (ImageNet-C folder name) -> action keyword of the official action_map
 CORRUPTION_ACTIONS: dict[str, str] = {

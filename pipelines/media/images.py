@@ -1,7 +1,8 @@
 """Decode, encode, crop and resize images deterministically.
 
 Why a wrapper around Pillow: readers must turn a corrupt file into a :class:`BadInput` naming
-the file (SPEC §3 "Bad input"), never an uncaught ``OSError`` deep inside a Beam worker, and the
+the file (design.md §Conventions "Bad input"), never an uncaught ``OSError`` deep inside a Beam
+worker, and the
 encoders must not embed anything that varies between runs (timestamps, EXIF, ICC blobs), so a
 rebuilt release is byte-identical.
 """
@@ -14,7 +15,7 @@ from typing import Literal
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 
 ImageFormat = Literal["png", "jpeg"]
 JPEG_QUALITY = 95  # high enough that re-encoded crops keep the detail a model needs
@@ -86,7 +87,7 @@ def resize(img: Image.Image, size: tuple[int, int]) -> Image.Image:
 
 
 def resize_short_edge(img: Image.Image, short: int) -> Image.Image:
-    """Scale so the short edge is ``short`` px (the paper's memory-saving resize, seed 000 §0.C)."""
+    """Scale so the short edge is ``short`` px (the paper's memory-saving resize, ProactiveBench App. 0.C)."""
     scale = short / min(img.size)
     return resize(img, (max(1, round(img.width * scale)), max(1, round(img.height * scale))))
 

@@ -1,4 +1,4 @@
-"""QuickDraw cumulative stroke rendering (seed 000 App. 0.A.5).
+"""QuickDraw cumulative stroke rendering (ProactiveBench App. 0.A.5).
 
 Each frame adds one more stroke of the user's drawing, from the first stroke alone (the least
 informative state) to the full drawing (the reference). Strokes use the *simplified* QuickDraw

@@ -2,9 +2,9 @@
 
 Why this module exists
 ----------------------
-StreamVibe serializes every sample as a causal 1 FPS stream (seed 001 §3.3: "validated annotations
-are aligned to 1 FPS streams"), ChangeIt episodes are frames sampled at 1 FPS (seed 000 App. 0.A.6)
-and ProReady-QA evidence windows are in seconds (seed 002 §4). All three need the *real* timeline of
+StreamVibe serializes every sample as a causal 1 FPS stream (StreamVibe §3.3: "validated annotations
+are aligned to 1 FPS streams"), ChangeIt episodes are frames sampled at 1 FPS (ProactiveBench App. 0.A.6)
+and ProReady-QA evidence windows are in seconds (StreamReady §4). All three need the *real* timeline of
 a file, and real files lie:
 
 * Debian ``opencv-doc``'s ``tree.avi`` says 444 frames at 15 fps in its header. Only 68 frames
@@ -16,20 +16,23 @@ a file, and real files lie:
 So we never trust ``CAP_PROP_FRAME_COUNT``: we decode to the end, take each frame's presentation
 time from the decoder (``CAP_PROP_POS_MSEC``) and define the duration as *last decoded timestamp +
 one nominal frame period* (what ``ffprobe`` reports as the stream duration for all three registry
-videos). A file from which no frame decodes is :class:`~pipelines.common.errors.BadInput`; a file
+videos). A file from which no frame decodes is :class:`~core.errors.BadInput`; a file
 that decodes only part of what its header promises is *not* an error by itself — the shortfall is
 reported in :class:`VideoInfo` so a pipeline can decide (and the manifest can count it).
 
-Determinism (SPEC §3): frames are encoded with OpenCV's bundled libjpeg/libpng at fixed parameters,
+Determinism (design.md §Conventions): frames are encoded with OpenCV's bundled libjpeg/libpng at
+fixed parameters,
 so the same file gives the same bytes on every worker running the pinned wheel.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,11 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import cv2
+# libav (inside OpenCV) prints its decoder complaints ("moov atom not found", "Error at MB")
+# straight to the console; what matters of them reaches the user as a rejection or a note
+# naming the file (decodable frames vs header), so only fatal libav messages are printed.
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "8")
+
+import cv2  # noqa: E402
 import numpy as np
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 
+log = logging.getLogger(__name__)
 _EPS = 1e-6  # seconds; decoder timestamps are msec floats (1.0000000001 s is 1 s)
 SamplePolicy = Literal["at_or_after", "at_or_before", "nearest"]
 ImageFormat = Literal["jpeg", "png"]
@@ -106,13 +115,34 @@ class TimedFrame:
 # decoding
 
 
+@contextmanager
+def _stderr_to_log() -> Iterator[None]:
+    """Send what native code writes to stderr (file descriptor 2) to the log for a moment."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace").strip()
+            if text:
+                log.debug("decoder: %s", text)
+
+
 def _open(path: str | os.PathLike[str], source_file: str) -> cv2.VideoCapture:
     p = Path(path)
     if not p.is_file():
         raise BadInput(source_file, "path", f"video file not found: {p}")
     if p.stat().st_size == 0:
         raise BadInput(source_file, "frames", "empty file (0 bytes); decodes 0 frames")
-    cap = cv2.VideoCapture(str(p))
+    # FFmpeg only (OpenCV's fallback AVI parser adds nothing a reader can use), and what OpenCV
+    # prints while failing to open a corrupt file goes to the log: the rejection says it better.
+    with _stderr_to_log():
+        cap = cv2.VideoCapture(str(p), cv2.CAP_FFMPEG)
     if not cap.isOpened():
         cap.release()
         raise BadInput(
@@ -369,7 +399,7 @@ def sample_video_bytes(
 ) -> tuple[list[np.ndarray], float]:
     """Decode ``data`` and keep one RGB frame per 1/fps seconds (frame nearest to t = k/fps).
 
-    Returns (RGB frames, native fps). Kept for the ChangeIt reader (seed 000 App. 0.A.6); it now
+    Returns (RGB frames, native fps). Kept for the ChangeIt reader (ProactiveBench App. 0.A.6); it now
     uses the real decoded timeline, so sparse files such as ``tree.avi`` are sampled over their
     full 29.6 s instead of over ``decoded_frames / fps``.
     """
@@ -384,7 +414,7 @@ def sample_video_bytes(
 
 
 # --------------------------------------------------------------------------------------------
-# browser-playable review media (SPEC §4: browsers do not play mp4v)
+# browser-playable review media (design.md §Environment: browsers do not play mp4v)
 
 
 def transcode_for_browser(

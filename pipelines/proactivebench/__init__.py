@@ -1,1 +1,1 @@
-"""ProactiveBench (seed 000): episodes over ordered frame sequences with proactive actions."""
+"""ProactiveBench: episodes over ordered frame sequences with proactive actions."""

@@ -11,11 +11,9 @@ import argparse
 import json
 import shutil
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
-import apache_beam as beam
 import pyarrow.parquet as pq
 import yaml
 
@@ -31,9 +29,10 @@ from exports.release import (
     plot_counts,
     publish,
     source_digest,
+    staging_dir,
     write_empty_shards,
 )
-from pipelines.common.options import beam_options
+from pipelines.common.options import run_pipeline
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline, make_miner
 from pipelines.sources import READERS
@@ -60,11 +59,14 @@ def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
     readers = {}
     for env, spec in sorted(cfg["environments"].items()):
         spec = dict(spec or {})
-        root = overrides.get(env) or str(raw_dir / spec.pop("path", env))
-        spec.pop("path", None)
+        spec_path = spec.pop("path", env)
+        root = overrides.get(env) or str(raw_dir / spec_path)
         per_class = spec.pop("per_class", None)
         if not Path(root).exists() and "://" not in root:
-            raise SystemExit(f"source directory for {env} not found: {root} (set RAW_DIR or {env}=PATH)")
+            raise SystemExit(
+                f"source directory for {env} not found: {root} — point RAW_DIR at the folder holding "
+                f"{spec_path}/, or this dataset elsewhere with {env.upper()}_DIR=/path (make) or "
+                f"--source {env}=/path (python -m pipelines.proactivebench)")
         config = ReaderConfig(per_class=per_class, global_seed=int(cfg.get("global_seed", 0)), extra=spec)
         readers[env] = READERS[env](root, config)
     return readers
@@ -95,28 +97,23 @@ def run(argv: list[str] | None = None) -> Path:
     strategies = dict((cfg.get("negatives") or {}).get("strategy") or {})
 
     out_root = args.out.resolve() / BENCHMARK
-    out_root.mkdir(parents=True, exist_ok=True)
-    staging = out_root / f".staging-{version}-{uuid.uuid4().hex[:8]}"
     final = out_root / version
-    pcfg = PipelineConfig(
-        staging=str(staging),
-        split=SPLIT,
-        build=BuildConfig(global_seed=seed, negative_strategy=strategies),
-        open_ended_per_environment=int(cfg.get("open_ended_per_environment", 100)),
-        clip=clip,
-        probes_config=probes,
-        run_id=staging.name,
-    )
-    print(f"[benchforge] building {BENCHMARK} {version} from {args.raw_dir} "
-          f"({', '.join(readers)}) → {final}", file=sys.stderr)
-    try:
-        with beam.Pipeline(options=beam_options(beam_args)) as p:
-            build_pipeline(p, readers, pcfg)
+    with staging_dir(out_root, version) as staging:
+        pcfg = PipelineConfig(
+            staging=str(staging),
+            split=SPLIT,
+            build=BuildConfig(global_seed=seed, negative_strategy=strategies),
+            open_ended_per_environment=int(cfg.get("open_ended_per_environment", 100)),
+            clip=clip,
+            probes_config=probes,
+            run_id=staging.name,
+        )
+        print(f"[benchforge] building {BENCHMARK} {version} from {args.raw_dir} "
+              f"({', '.join(readers)}) → {final}", file=sys.stderr)
+        run_pipeline(lambda p: build_pipeline(p, readers, pcfg), beam_args,
+                     staging / "_build" / "progress")
         manifest = finalize(staging, cfg, readers, version, seed, probes, clip)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    publish(staging, final)
+        publish(staging, final)
     print_summary(final, manifest)
     return final
 
@@ -140,7 +137,7 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
     leak = leak_filter_summary(staging, probes, cfg)
     if not leak["applied"]:
         warnings.append(
-            "The 25% leak filter (seed 000 App. 0.A.8) was NOT applied to this release: no probe "
+            "The 25% leak filter (ProactiveBench App. 0.A.8) was NOT applied to this release: no probe "
             "pool was configured, so samples a model answers on the first turn are still included."
         )
     strategies = staged.extra.get("negatives", [])
@@ -184,7 +181,7 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
         title="ProactiveBench",
         summary=(
             "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
-            "help (a proactive suggestion) before it can answer (seed 000 §3). Built by benchforge. "
+            "help (a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "
             "`reports/counts.png` shows where every input went (kept / filtered / rejected)."
         ),
         manifest=manifest,
@@ -205,7 +202,7 @@ def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip)
 
 
 def leak_filter_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Manifest entry of the leak filter, and its report in ``reports/`` (seed 000 App. 0.A.8:
+    """Manifest entry of the leak filter, and its report in ``reports/`` (ProactiveBench App. 0.A.8:
     kept/filtered per environment, first-turn accuracy before/after, the threshold's recall)."""
     from filtering.leak import LeakFilter
     from filtering.report import env_rows, per_model_accuracy, write_leak_report

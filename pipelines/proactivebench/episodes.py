@@ -1,8 +1,8 @@
-"""Turn a source item into a ProactiveBench episode record (seed 000 §3.1, App. 0.A.1–0.A.7).
+"""Turn a source item into a ProactiveBench episode record (ProactiveBench §3.1, App. 0.A.1–0.A.7).
 
 Every random choice — question from the pool, abstain option, proactive option, wrong
 categories, option order — comes from a generator seeded by (global seed, sample id, purpose)
-(SPEC §3), so dropping or adding one sample never changes another.
+(design.md §Conventions), so dropping or adding one sample never changes another.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipelines.common.errors import BadInput
-from pipelines.common.seeding import rng_for
+from core.blobs import BlobRef, head
+from core.errors import BadInput
+from core.seeding import rng_for
 from pipelines.proactivebench import pools
 from pipelines.proactivebench.graph import build_graph
 from pipelines.sources.base import SourceItem
@@ -116,8 +117,8 @@ def build_episode(
     return record
 
 
-def _ext(data: bytes) -> str:
-    return "png" if data[:8] == b"\x89PNG\r\n\x1a\n" else "jpg"
+def _ext(data: bytes | BlobRef) -> str:
+    return "png" if head(data)[:8] == b"\x89PNG\r\n\x1a\n" else "jpg"
 
 
 def _negatives(

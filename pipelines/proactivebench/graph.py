@@ -1,4 +1,4 @@
-"""Environment graphs: which options each state shows and where they lead (seed 000 App. 0.A).
+"""Environment graphs: which options each state shows and where they lead (ProactiveBench App. 0.A).
 
 State ``s`` always shows frame ``s``; what differs between environments is the transition rule:
 

@@ -1,7 +1,7 @@
 """The ProactiveBench Beam pipeline: read → build episode → self-check → (leak filter) → write.
 
 Each step is a small named PTransform; nothing keeps local state, and all files go through Beam
-file systems, so the pipeline runs on the embedded FnApiRunner (default, SPEC §4) or any Beam
+file systems, so the pipeline runs on the embedded FnApiRunner (default, design.md §Environment) or any Beam
 runner. The driver (:mod:`pipelines.proactivebench.build`) turns the staged output into a
 release.
 """
@@ -14,9 +14,9 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import AsDict, TaggedOutput
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
+from core.seeding import seed_bytes
 from pipelines.common.progress import ReportProgress
-from pipelines.common.seeding import seed_bytes
 from pipelines.common.transforms import REJECTED, ReadSource, WriteJson, WriteShardedParquet
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
@@ -43,7 +43,7 @@ class PipelineConfig:
 def vocabulary_for(item: SourceItem, base_vocab: dict[str, list[str]]) -> list[str]:
     """Labels wrong options are drawn from: the item's own question type's labels when the
     source has question types (VSOD names vs counts vs events, ChangeIt objects vs actions —
-    seed 000 App. 0.A.2, 0.A.6), else the dataset's full label set."""
+    ProactiveBench App. 0.A.2, 0.A.6), else the dataset's full label set."""
     if "question_type" in item.metadata:
         return sorted(item.metadata.get("type_vocabulary", []))
     return base_vocab.get(item.environment, [])
@@ -185,7 +185,7 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
     """Add the whole build to ``p``; outputs land under ``cfg.staging``."""
     items_all, rejected_all, counts, base_vocab = [], [], [], []
     for env, reader in sorted(readers.items()):
-        read = p | f"Read[{env}]" >> ReadSource(reader)
+        read = p | f"Read[{env}]" >> ReadSource(reader, f"{cfg.staging}/_build/blobs")
         items_all.append(read["items"])
         rejected_all += [read["listing_rejected"], read["load_rejected"]]
         counts.append(_count(read["refs"], f"Refs[{env}]", "enumerated"))

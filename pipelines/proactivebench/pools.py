@@ -1,4 +1,4 @@
-"""The text content of every ProactiveBench environment (seed 000 §3.1, App. 0.A.1–0.A.7, 0.B).
+"""The text content of every ProactiveBench environment (ProactiveBench §3.1, App. 0.A.1–0.A.7, 0.B).
 
 The authors built their question, abstain and proactive-suggestion pools with ChatGPT and never
 released them (only the episode JSONL and the evaluation package ``proactivebench`` 0.1.1 are

@@ -1,6 +1,6 @@
 """Replay every episode with scripted policies before it may enter a release.
 
-The episode record is an environment (seed 000 §3.1: states, valid actions, transitions,
+The episode record is an environment (ProactiveBench §3.1: states, valid actions, transitions,
 termination). Three policies catch construction bugs that no schema check sees:
 
 * **oracle** — shortest path of valid proactive actions to a goal state, then the correct

@@ -1,4 +1,4 @@
-"""ProReady-QA (seed 002 §4): long videos with future-dependent questions and evidence windows.
+"""ProReady-QA (StreamReady §4): long videos with future-dependent questions and evidence windows.
 
 * :mod:`pipelines.proready.sources` — source manifest of long videos + native annotations;
 * :mod:`pipelines.proready.templates` — offline template questions per task type (SSR, REC, CRR,

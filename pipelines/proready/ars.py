@@ -1,4 +1,4 @@
-"""Answer Readiness Score (ARS) and effective accuracy — seed 002 §4.3, Eq. 9–11, App. B.2.
+"""Answer Readiness Score (ARS) and effective accuracy — StreamReady §4.3, Eq. 9–11, App. B.2.
 
 The paper::
 
@@ -66,7 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 
 InvertedPolicy = Literal["error", "swap", "as_is"]
 
@@ -204,7 +204,7 @@ def _window(turn: Turn, q: Question, k: int, p: ARSParams) -> tuple[float, float
 
 
 def median_evidence_duration(questions: Sequence[Question], params: ARSParams | None = None) -> float:
-    """τ: median of |t_e − t_s| over every turn of the evaluation set (seed 002 §4.3)."""
+    """τ: median of |t_e − t_s| over every turn of the evaluation set (StreamReady §4.3)."""
     p = params or ARSParams()
     durations = [
         abs(e - s) for q in questions for k, t in enumerate(q.turns) for s, e in [_window(t, q, k, p)]

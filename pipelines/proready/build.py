@@ -15,7 +15,7 @@ are released". So one command serves both halves and the state between them is e
    ``manifest.json``, ``README.md`` (dataset card with HF configs) and ``reports/`` (data-quality
    suite, QC report).
 
-Every run checks ``inputs = kept + filtered + rejected`` for videos and for items (SPEC §3).
+Every run checks ``inputs = kept + filtered + rejected`` for videos and for items (design.md §Conventions).
 """
 
 from __future__ import annotations
@@ -26,17 +26,16 @@ import json
 import os
 import shutil
 import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import apache_beam as beam
 import pyarrow.parquet as pq
 import yaml
 
+from core.errors import BadInput
 from exports.dataset_card import render_card
-from exports.parquet_shards import encode_table, num_shards, record_bytes, shard_name, shard_of
+from exports.parquet_shards import shard_name, write_group, write_shard
 from exports.release import (
     SEMVER_HELP,
     ReleaseError,
@@ -47,9 +46,9 @@ from exports.release import (
     outcome_counts,
     publish,
     source_digest,
+    staging_dir,
 )
-from pipelines.common.errors import BadInput
-from pipelines.common.options import beam_options
+from pipelines.common.options import run_pipeline
 from pipelines.proready.generation import ITEMS, GenerationConfig, load_prompts
 from pipelines.proready.pipeline import CANDIDATES, FILTERED, PipelineConfig, build_pipeline
 from pipelines.proready.review import (
@@ -149,20 +148,16 @@ def run(argv: list[str] | None = None) -> Path:
     gcfg = generation_config(cfg, REPO)
 
     out_root = args.out.resolve() / BENCHMARK
-    out_root.mkdir(parents=True, exist_ok=True)
-    staging = out_root / f".staging-review-{version}-{uuid.uuid4().hex[:8]}"
     review_dir = out_root / "review" / version
     print(f"[benchforge] building {BENCHMARK} {version} candidates from {root} "
           f"({gcfg.method} questions, {gcfg.evidence} windows) → {review_dir}", file=sys.stderr)
-    try:
-        with beam.Pipeline(options=beam_options(beam_args)) as p:
-            build_pipeline(p, reader, PipelineConfig(staging=str(staging), generation=gcfg))
+    with staging_dir(out_root, f"review-{version}") as staging:
+        run_pipeline(lambda p: build_pipeline(p, reader, PipelineConfig(staging=str(staging),
+                                                                          generation=gcfg)),
+                     beam_args, staging / "_build" / "progress")
         media_kind = args.review_media or (cfg.get("review") or {}).get("media", "source")
         state = finalize_review(staging, cfg, reader, version, seed, media_kind)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    publish(staging, review_dir)
+        publish(staging, review_dir)
     if args.decisions is None:
         print_pending(review_dir, state, cfg)
         return review_dir
@@ -179,7 +174,7 @@ def review_media(staging: Path, candidates: list[dict[str, Any]], source_root: s
     """Video id → media path for the review tasks, and the media root they are relative to.
 
     ``source``: the source videos as they are (fine when they are H.264 mp4 / webm). ``webm`` /
-    ``mp4``: a browser-playable copy per video under ``<review dir>/media/`` (LABEL_STUDIO.md:
+    ``mp4``: a browser-playable copy per video under ``<review dir>/media/`` (docs/label_studio.md:
     browsers do not play mp4v/AVI, the review UI would spin forever), transcoded with
     :func:`pipelines.media.video.transcode_for_browser`, which keeps the real timeline so the
     reviewers' timestamps are the source's."""
@@ -204,9 +199,7 @@ def finalize_review(staging: Path, cfg: dict[str, Any], reader: ProReadyReader, 
     for group, schema, split in ((CANDIDATES, ITEM, CANDIDATES), (FILTERED, FILTERED_ITEM, FILTERED),
                                  ("rejected", REJECTION, "rejected")):
         if not any((staging / group).glob("*.parquet")):
-            data, _ = encode_table([], schema)
-            (staging / group).mkdir(parents=True, exist_ok=True)
-            (staging / group / shard_name(split, 0, 1)).write_bytes(data)
+            write_shard(str(staging / group / shard_name(split, 0, 1)), [], schema)
     staged = StagedBuild.load(staging)
     counts = {e: outcome_counts(staged.counts.get(e, {})) for e in ENVS}
     _check_balance(counts)
@@ -250,7 +243,7 @@ def print_pending(review_dir: Path, state: dict[str, Any], cfg: dict[str, Any]) 
     r = state["review"]
     print(
         f"\nPENDING REVIEW: {c[ITEMS]['kept']} candidates await human review; NO release was "
-        f"published (seed 002 App. C: only approved items are released).\n"
+        f"published (StreamReady App. C: only approved items are released).\n"
         f"  1. python -m annotation.cli push --benchmark {BENCHMARK} --round {r['round']} "
         f"--rubric {r['rubric']} --candidates {review_dir / r['push_file']} --media-root "
         f"{review_dir if r['media_root'] == '<review dir>' else r['media_root']}\n"
@@ -275,15 +268,7 @@ def _print_counts(counts: dict[str, dict[str, int]]) -> None:
 
 def _write_group(staging: Path, group: str, rows: list[dict[str, Any]], schema: Any, split: str,
                  unique: bool = True) -> None:
-    shards = num_shards(sum(record_bytes(r) for r in rows))
-    by_shard: dict[int, list[dict[str, Any]]] = {i: [] for i in range(shards)}
-    for r in rows:
-        key = r["id"] if "id" in r else "\x1f".join(str(r[n]) for n in schema.names)
-        by_shard[shard_of(key, shards)].append(r)
-    (staging / group).mkdir(parents=True, exist_ok=True)
-    for i, part in by_shard.items():
-        data, _ = encode_table(part, schema, unique=unique)
-        (staging / group / shard_name(split, i, shards)).write_bytes(data)
+    write_group(str(staging), group, rows, schema, split, unique)
 
 
 def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, decisions_path: Path,
@@ -310,9 +295,8 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
     _check_balance(counts)
 
     out_root = review_dir.parent.parent
-    staging = out_root / f".staging-{version}-{uuid.uuid4().hex[:8]}"
     final = out_root / version
-    try:
+    with staging_dir(out_root, version) as staging:
         by_task: dict[str, list[dict[str, Any]]] = {t: [] for t in TASK_TYPES}
         for item in kept:
             by_task[item["task_type"]].append(item)
@@ -393,7 +377,7 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
             title="ProReady-QA",
             summary=(
                 "Future-dependent (multi-turn) questions on long videos with answer evidence "
-                "windows [t_s, t_e] for readiness-aware evaluation with ARS (seed 002 §4). Five "
+                "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
                 "task types: " + ", ".join(f"{k.upper()} ({v})" for k, v in TASK_NAMES.items())
                 + ". Videos are referenced by path and sha256, not embedded. Only items approved "
                 "by all four reviewers on the released version are included. Built by benchforge."
@@ -405,10 +389,7 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
                    "ds[0]['turns'][0]['t_s']  # configs: ssr, rec, crr, ctd, gsd, plus 'all'"),
         )
         (staging / "README.md").write_text(card)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    publish(staging, final)
+        publish(staging, final)
     state.update(state="released", release=str(final), review_states=review_states)
     tmp = review_dir / ".STATUS.json.tmp"
     tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
@@ -422,7 +403,7 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
 
 
 def ars_tau(items: list[dict[str, Any]]) -> float | None:
-    """τ of ARS (seed 002 Eq. 10–11): median evidence duration over all released turns — the
+    """τ of ARS (StreamReady Eq. 10–11): median evidence duration over all released turns — the
     scale evaluators should use for this release (:func:`pipelines.proready.ars.score`)."""
     from pipelines.proready.ars import Question, Turn, median_evidence_duration
 
@@ -434,7 +415,7 @@ def warnings(cfg: dict[str, Any], qc: dict[str, Any], decisions_path: Path) -> l
     out = []
     if cfg["generation"].get("method", "template") == "template":
         out.append("Questions come from the offline template generator over native annotations, "
-                   "not from the LLM pipeline of seed 002 App. C.")
+                   "not from the LLM pipeline of StreamReady App. C.")
     if cfg["evidence"].get("method", "native_cue") == "native_cue":
         out.append("Evidence windows are the native annotation spans (no frame-wise VLM check).")
     if "iou" not in qc:

@@ -1,4 +1,4 @@
-"""Answer evidence windows [t_s, t_e] and the future-dependence check (seed 002 §4.2, App. C).
+"""Answer evidence windows [t_s, t_e] and the future-dependence check (StreamReady §4.2, App. C).
 
 App. C: "We extract coarse candidate evidence spans using multimodal cues from native
 annotations … Within this restricted window, a frame-wise VLM check identifies the earliest frame
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def validate_item(item: dict[str, Any], source_file: str) -> None:
             raise BadInput(
                 source_file, f"{f}.t_s",
                 f"evidence at {t_s}s does not follow the question asked at {ask}s: the question is "
-                "not future-dependent (seed 002 App. C)", item["id"],
+                "not future-dependent (StreamReady App. C)", item["id"],
             )
         if k:
             prev = turns[k - 1]

@@ -1,4 +1,4 @@
-"""Per-video candidate generation: template or LLM path, then evidence windows (seed 002 App. C).
+"""Per-video candidate generation: template or LLM path, then evidence windows (StreamReady App. C).
 
 One video is the unit of work: its frames are decoded once (1 FPS, App. D) and shared by the
 dense captions, the frame-wise evidence check and nothing else, so a one-hour video is decoded
@@ -40,7 +40,7 @@ from typing import Any, Literal
 import cv2
 from pydantic import BaseModel, Field
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.media.video import sample_frames
 from pipelines.proready.evidence import refine_window, validate_item
 from pipelines.proready.models import ModelClient, ModelRequest

@@ -1,4 +1,4 @@
-"""VLM / LLM calls of the generation path through the filtering probes' clients (seed 002 App. C).
+"""VLM / LLM calls of the generation path through the filtering probes' clients (StreamReady App. C).
 
 App. C uses Qwen-2-VL for dense captions and the frame-wise evidence check and Qwen-2 for
 summaries and QA. We talk to whatever serves them through the two protocols the project already
@@ -8,7 +8,7 @@ building: the real SDK clients, bounded retries with back-off and jitter on 429 
 malformed envelopes (:func:`filtering.probes._run_one`), rate limits and concurrency
 (:class:`~filtering.probes.RateLimiter`), the persistent sqlite answer cache
 (:class:`filtering.cache.ResponseCache`, keyed by model identity + prompt sha256 + image sha256)
-and progress lines (:class:`filtering.progress.Progress`).
+and progress lines (:class:`core.progress.Stage`).
 
 Why a thin adapter at all: a probe sends exactly one image with one prompt (``FirstTurn``); a
 caption request sends eight frames (App. C: "8 uniformly sampled frames") and a summary none. The
@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from core.progress import Stage
 from filtering.cache import ResponseCache, response_key
 from filtering.leak import _run_async
 from filtering.probes import (
@@ -49,7 +50,6 @@ from filtering.probes import (
     as_supported_image,
     new_stats,
 )
-from filtering.progress import Progress
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -163,8 +163,7 @@ class ModelClient:
         self.stats["cache_hits"] += len(hits)
         todo = [i for i, o in enumerate(out) if o is None]
         if todo:
-            progress = Progress(len(todo), label=f"proready {self.label}",
-                                enabled=len(todo) >= 20)
+            progress = Stage(f"{self.label} model requests", len(todo), enabled=len(todo) >= 20)
             try:
                 results = _run_async(self._remote([Job(self.spec, requests[i], keys[i])  # type: ignore[arg-type]
                                                    for i in todo], cache, progress))
@@ -175,7 +174,7 @@ class ModelClient:
                 out[i] = res
         return [o for o in out if o is not None]
 
-    async def _remote(self, jobs: list[Job], cache: ResponseCache, progress: Progress) -> list[Outcome]:
+    async def _remote(self, jobs: list[Job], cache: ResponseCache, progress: Stage) -> list[Outcome]:
         cls = MultiImageOpenAI if self.spec.backend == "openai" else MultiImageGemini
         backend = cls(self.spec, self.limits)
         sem = asyncio.Semaphore(max(1, self.limits.concurrency))

@@ -5,7 +5,7 @@ files through Beam file systems, staged output the driver (:mod:`pipelines.prore
 into a review state or a release. The unit of work is one video (its frames are decoded once and
 shared by captions and the frame-wise check); the unit of accounting is the candidate item.
 
-Two accounting environments (SPEC §3 "nothing lost", checked by the driver):
+Two accounting environments (design.md §Conventions "nothing lost", checked by the driver):
 
 * ``videos`` — inputs = manifest entries; kept = videos processed; rejected = unreadable video,
   annotation past the end, malformed caption/summary output, bad manifest entry.
@@ -77,7 +77,7 @@ class BuildCandidates(beam.DoFn):
 
 def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig) -> None:
     """Add the candidate build to ``p``; outputs land under ``cfg.staging``."""
-    read = p | "ReadVideos" >> ReadSource(reader)
+    read = p | "ReadVideos" >> ReadSource(reader, f"{cfg.staging}/_build/blobs")
     built = read["items"] | "BuildCandidates" >> beam.ParDo(BuildCandidates(cfg.generation)).with_outputs(
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )

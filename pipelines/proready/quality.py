@@ -1,9 +1,10 @@
-"""Data-quality suite and the quality-control report of a ProReady release (seed 002 App. C).
+"""Data-quality suite and the quality-control report of a ProReady release (StreamReady App. C).
 
 Two different questions, two tools:
 
 * **Is the release well-formed?** A great-expectations suite run on the whole release as one
-  dataframe (SPEC §4: per-file batches miss a duplicate id spanning two files). Core expectations
+  dataframe (design.md §Environment: per-file batches miss a duplicate id spanning two files).
+  Core expectations
   do not work on list columns, so the per-turn invariants are derived boolean columns checked with
   ``ExpectColumnValuesToBeInSet([True])``: every turn asked before its evidence (future-dependent),
   0 ≤ t_s ≤ t_e ≤ duration, follow-ups referencing an earlier turn, approved by the full panel.
@@ -18,6 +19,7 @@ Two different questions, two tools:
 from __future__ import annotations
 
 import json
+import logging
 import math
 import statistics
 from collections import defaultdict
@@ -27,7 +29,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from pipelines.common.seeding import rng_for
+from core.seeding import rng_for
 from pipelines.proready.evidence import temporal_iou
 from pipelines.proready.models import ModelClient, ModelRequest
 from schemas.proready import TASK_TYPES
@@ -43,7 +45,7 @@ class Verifiable(BaseModel):
 
 
 def derived_columns(df: pd.DataFrame, panel_size: int) -> pd.DataFrame:
-    """Boolean per-row invariants over the ``turns`` list column (SPEC §4 GX advice)."""
+    """Boolean per-row invariants over the ``turns`` list column (design.md §Environment GX advice)."""
     def turns_ok(row: Any, check: Any) -> bool:
         return all(check(t, row) for t in row["turns"])
 
@@ -71,6 +73,8 @@ def run_suite(data_dir: Path, panel_size: int) -> dict[str, Any]:
     checks = derived_columns(df, panel_size) if len(df) else pd.DataFrame(
         columns=["id", "task_type", "version", "future_dependent", "window_inside_video",
                  "follow_ups_reference_earlier", "num_turns_matches", "approved_by_panel"])
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
+        logging.getLogger(name).setLevel(logging.WARNING)
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     batch_def = (ctx.data_sources.add_pandas("proready")
@@ -186,7 +190,7 @@ def write_qc(out_dir: Path, qc: dict[str, Any]) -> list[str]:
     """reports/qc.json + qc.md (+ a bar plot when both numbers exist)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "qc.json").write_text(json.dumps(qc, indent=2, sort_keys=True) + "\n")
-    lines = ["# ProReady-QA quality control (seed 002 App. C)", ""]
+    lines = ["# ProReady-QA quality control (StreamReady App. C)", ""]
     iou = qc.get("iou")
     if iou:
         lines += [f"- two-annotator temporal IoU: **{iou['mean_iou']}** on {iou['turns_compared']} "
@@ -222,7 +226,7 @@ def write_qc(out_dir: Path, qc: dict[str, Any]) -> list[str]:
 
 def window_report(items: list[dict[str, Any]], out_dir: Path) -> dict[str, Any]:
     """Per task: turns, median window length and median lead (t_s − ask time), with a plot —
-    the two numbers that decide how hard ARS timing is (seed 002 §4.3: τ scales both penalties)."""
+    the two numbers that decide how hard ARS timing is (StreamReady §4.3: τ scales both penalties)."""
     rows: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"length": [], "lead": []})
     for item in items:
         for t in item["turns"]:

@@ -1,4 +1,5 @@
-"""Human refinement of ProReady candidates (seed 002 App. C "Human Refinement", SPEC §6).
+"""Human refinement of ProReady candidates (StreamReady App. C "Human Refinement";
+design.md §Annotation rules).
 
 App. C: "annotators review each QA pair and its proposed evidence window. They verify that the
 answer is not inferable before t_s, that the supporting cue truly disappears at t_e, and that the
@@ -28,7 +29,7 @@ import pyarrow.parquet as pq
 
 from annotation.approval import Status, check_release, statuses
 from annotation.routing import content_hash as _routing_hash
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.sources import BENCHMARK
 from schemas.proready import TURN

@@ -1,4 +1,4 @@
-"""Source manifest of long videos with their native annotations (seed 002 §4.2, App. C).
+"""Source manifest of long videos with their native annotations (StreamReady §4.2, App. C).
 
 Why native annotations matter: App. C anchors every evidence window on "multimodal cues from
 native annotations (actions, interactions, scene changes, or subtitle segments)", and our offline
@@ -15,7 +15,7 @@ manifest carries, per video, any of:
   (App. C: "complex tasks (CRR and CTD) include manually authored questions").
 
 The manifest is ``manifest.yaml`` (``videos:`` list) or JSONL (one video per line) under the
-source root. Bad input becomes a :class:`~pipelines.common.errors.BadInput` naming the file and
+source root. Bad input becomes a :class:`~core.errors.BadInput` naming the file and
 the field (``annotations.actions[3].end``): an unreadable video, an annotation that ends past the
 video's real (decodable) end, an inverted span, a duplicate id. A video's annotations are checked
 against :func:`pipelines.media.video.probe_video`'s real duration, never the header's.
@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.media.video import probe_video
 from pipelines.sources.base import ItemRef, ReaderConfig, SourceItem, SourceReader
 from schemas.proready import TASK_TYPES

@@ -1,4 +1,4 @@
-"""Template QA generator from native annotations: the offline path (seed 002 §4.2, App. C).
+"""Template QA generator from native annotations: the offline path (StreamReady §4.2, App. C).
 
 App. C generates questions with an LLM from scene summaries. This generator writes the same kind
 of question directly from a video's native annotations, one rule per task type (§4.1), so the

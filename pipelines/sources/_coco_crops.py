@@ -1,4 +1,4 @@
-"""Camera-movement crop plans for the MS-COCO environment (seed 000 App. 0.A.7).
+"""Camera-movement crop plans for the MS-COCO environment (ProactiveBench App. 0.A.7).
 
 Paper: "Crops are generated to allow for exploration of one of the ordinal or cardinal directions
 or zooming out"; the first crop is "a trimmed picture with missing object details" (low IoU with

@@ -19,7 +19,7 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.media.images import encode_image, from_array, passthrough_or_png
 from pipelines.media.video import sample_video_bytes
 from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
@@ -155,7 +155,7 @@ class ManifestReader(SourceReader):
             groups.setdefault(group, set()).update(labels)
         for item in out:
             # Wrong options of a "count" question must be counts, not names: hand each item the
-            # labels of its own question type (seed 000 App. 0.A.2, 0.A.6 keep separate pools).
+            # labels of its own question type (ProactiveBench App. 0.A.2, 0.A.6 keep separate pools).
             if isinstance(item, ItemRef) and "question_type" in item.payload and groups:
                 item.payload["type_vocabulary"] = sorted(groups.get(item.payload["question_type"],
                                                                     set()))

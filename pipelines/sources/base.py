@@ -3,8 +3,8 @@
 A reader knows one dataset's native layout. It works in two steps so a Beam runner can spread
 the expensive part: ``enumerate`` lists the items cheaply (parsing an annotation file, walking a
 directory) and ``load`` turns one item reference into a :class:`SourceItem` with its frames
-encoded. Anything wrong with an item raises :class:`~pipelines.common.errors.BadInput` naming
-the file and field; ``enumerate`` yields :class:`~pipelines.common.errors.Rejection` for items
+encoded. Anything wrong with an item raises :class:`~core.errors.BadInput` naming
+the file and field; ``enumerate`` yields :class:`~core.errors.Rejection` for items
 it can already tell are bad (malformed line, duplicate id, out-of-range box).
 """
 
@@ -19,14 +19,15 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
+from core.blobs import BlobRef
+from core.errors import BadInput, Rejection
 
 
 @dataclass(frozen=True)
 class Frame:
     """One frame as it will be embedded in the release: encoded bytes + where it came from."""
 
-    data: bytes  # PNG or JPEG bytes
+    data: bytes | BlobRef  # PNG or JPEG bytes; a reference once stored (pipelines keep no bytes)
     source: str  # relative source path, plus the operation applied, e.g. "a.jpg#crop(0,0,10,10)"
 
 

@@ -1,4 +1,4 @@
-"""ChangeIt — object state-change videos (seed 000 App. 0.A.6).
+"""ChangeIt — object state-change videos (ProactiveBench App. 0.A.6).
 
 Two layouts are accepted (docs/sources.md):
 
@@ -34,8 +34,8 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
-from pipelines.common.seeding import rng_for
+from core.errors import BadInput, Rejection
+from core.seeding import rng_for
 from pipelines.sources._manifest import MANIFEST, ManifestReader, require
 from pipelines.sources.base import Frame, ItemRef
 

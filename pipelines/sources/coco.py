@@ -1,4 +1,4 @@
-"""MS-COCO (seed 000 App. 0.A.7): single-object images, explored by camera-movement crops.
+"""MS-COCO (ProactiveBench App. 0.A.7): single-object images, explored by camera-movement crops.
 
 Native layout: ``<root>/annotations/instances_<split>.json`` and ``<root>/<split>/<file_name>``
 (the paper uses ``val2014``). Only images with exactly one annotation are candidates ("we
@@ -23,8 +23,8 @@ from typing import Any
 from apache_beam.io.filesystems import FileSystems
 from pycocotools.coco import COCO
 
-from pipelines.common.errors import BadInput, Rejection
-from pipelines.common.seeding import rng_for
+from core.errors import BadInput, Rejection
+from core.seeding import rng_for
 from pipelines.media.images import crop, decode_image, encode_image
 from pipelines.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
 from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex

@@ -1,4 +1,4 @@
-"""ImageNet-C (seed 000 App. 0.A.4): one image seen at severity 5 → 1, five frames.
+"""ImageNet-C (ProactiveBench App. 0.A.4): one image seen at severity 5 → 1, five frames.
 
 Native layout: ``<root>/<corruption>/<severity 1..5>/<wnid>/<file>`` (the released ImageNet-C
 tarballs). Corruption folders map to the eight quality actions of the authors' environment via
@@ -32,8 +32,8 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
-from pipelines.common.seeding import rng_for
+from core.errors import BadInput, Rejection
+from core.seeding import rng_for
 from pipelines.media.corruptions import (
     CLEAN_MODE_CORRUPTIONS,
     CORRUPTION_ACTIONS,

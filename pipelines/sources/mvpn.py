@@ -1,4 +1,4 @@
-"""MVP-N — multi-view objects (seed 000 App. 0.A.3), read from a sequence manifest.
+"""MVP-N — multi-view objects (ProactiveBench App. 0.A.3), read from a sequence manifest.
 
 Views are ordered from uninformative to informative; the episode starts at view 0 and every
 rotation moves to the next view until the last, informative one (the authors' package serves
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.sources._manifest import ManifestReader, index_list, require
 from pipelines.sources.base import Frame, ItemRef
 

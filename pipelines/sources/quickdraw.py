@@ -1,4 +1,4 @@
-"""QuickDraw (seed 000 App. 0.A.5): recognized drawings, shown one stroke more per frame.
+"""QuickDraw (ProactiveBench App. 0.A.5): recognized drawings, shown one stroke more per frame.
 
 Native layout: the *simplified* ndjson files, ``<root>/<category>.ndjson`` or the download names
 ``<root>/full_simplified_<category>.ndjson`` (the prefix is stripped; the category is the rest
@@ -24,7 +24,7 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.media.strokes import cumulative_pngs
 from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
 

@@ -1,4 +1,4 @@
-"""ROD — Realistic Occlusion Dataset (seed 000 §3.2, App. 0.A.1), read from a sequence manifest.
+"""ROD — Realistic Occlusion Dataset (ProactiveBench §3.2, App. 0.A.1), read from a sequence manifest.
 
 Each sample has exactly 14 frames of an occluder sliding across an object; the centre frame
 (index 7) is the most occluded and is the start state (the authors' package uses
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.sources._manifest import ManifestReader, index_list, require
 from pipelines.sources.base import Frame, ItemRef
 

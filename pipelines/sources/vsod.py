@@ -1,4 +1,4 @@
-"""VSOD — OcclusionDataSet-MM20 (seed 000 App. 0.A.2), read from a sequence manifest.
+"""VSOD — OcclusionDataSet-MM20 (ProactiveBench App. 0.A.2), read from a sequence manifest.
 
 A video in which someone passes in front of the camera. The start frame is one where the subject
 is fully occluded — the paper identifies it manually, so the manifest must give it
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.sources._manifest import ManifestReader, index_list, require
 from pipelines.sources.base import Frame, ItemRef
 

@@ -1,6 +1,6 @@
-"""StreamVibe-Bench (seed 001): causal 1 FPS streams with timestamped intents and evidence points.
+"""StreamVibe-Bench (StreamVibe paper): causal 1 FPS streams with timestamped intents and evidence points.
 
-Construction (seed 001 §3.3, App. B.2-B.3; ``python -m pipelines.streamvibe``, docs/streamvibe.md):
+Construction (StreamVibe §3.3, App. B.2-B.3; ``python -m pipelines.streamvibe``, docs/streamvibe.md):
 :mod:`~pipelines.streamvibe.sources` (manifest of task videos, task records, intent specs) →
 :mod:`~pipelines.streamvibe.normalize` (real decodable duration, causal 1 FPS frames) →
 :mod:`~pipelines.streamvibe.candidates` / :mod:`~pipelines.streamvibe.gemini` (rule-based and Gemini
@@ -10,6 +10,6 @@ candidate generators) → :mod:`~pipelines.streamvibe.validate` → :mod:`~pipel
 suite); :mod:`~pipelines.streamvibe.pipeline` wires them in Beam, :mod:`~pipelines.streamvibe.build`
 drives a build to the pending-review state or a release.
 
-:mod:`pipelines.streamvibe.scoring` implements the evaluation protocol of seed 001 §3.5 / App. B.5
+:mod:`pipelines.streamvibe.scoring` implements the evaluation protocol of StreamVibe §3.5 / App. B.5
 (timing P/R/F1 at ±τ with chronological one-to-one matching, FPR_near, ANS, Content-F1).
 """

@@ -26,12 +26,10 @@ import json
 import os
 import shutil
 import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import apache_beam as beam
 import yaml
 
 from exports.dataset_card import render_card
@@ -44,8 +42,9 @@ from exports.release import (
     outcome_counts,
     publish,
     source_digest,
+    staging_dir,
 )
-from pipelines.common.options import beam_options
+from pipelines.common.options import run_pipeline
 from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
 from pipelines.streamvibe.review import (
     load_ledger,
@@ -102,7 +101,7 @@ def run(argv: list[str] | None = None) -> Path:
     cfg = load_config(args.config)
     if args.generator:
         cfg["generator"] = args.generator
-    version, seed = str(cfg["version"]), int(cfg.get("global_seed", 0))
+    version = str(cfg["version"])
     src = cfg.get("source") or {}
     root = _path(str(src.get("path", "streamvibe")), args.raw_dir.resolve())
     manifest = str(src.get("manifest", "manifest.jsonl"))
@@ -125,7 +124,14 @@ def run(argv: list[str] | None = None) -> Path:
         panel = int((cfg.get("review") or {}).get("panel_size", 4))
         latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
         statuses = review_statuses(read_decisions(args.reviews), panel, latest)
-    staging = bench_root / f".staging-{version}-{uuid.uuid4().hex[:8]}"
+    with staging_dir(bench_root, version) as staging:
+        return _build(args, cfg, beam_args, staging, root, manifest, intents_path, specs_version,
+                      gemini, statuses, ledger, ledger_path, review_root, bench_root)
+
+
+def _build(args, cfg, beam_args, staging, root, manifest, intents_path, specs_version, gemini,
+           statuses, ledger, ledger_path, review_root, bench_root) -> Path:
+    version, seed = str(cfg["version"]), int(cfg.get("global_seed", 0))
     pcfg = PipelineConfig(
         root=root, manifest=manifest, staging=str(staging), split=SPLIT, seed=seed,
         intents_path=intents_path, generator=str(cfg.get("generator", "rule")), gemini=gemini,
@@ -135,23 +141,19 @@ def run(argv: list[str] | None = None) -> Path:
     print(f"[benchforge] building {BENCHMARK} {version} from {root} (generator "
           f"{pcfg.generator}, {'with' if statuses is not None else 'no'} review decisions)",
           file=sys.stderr)
-    try:
-        with beam.Pipeline(options=beam_options(beam_args)) as p:
-            build_pipeline(p, pcfg, statuses, ledger)
-        candidates = json.loads((staging / "_build" / "candidates.json").read_text())
-        write_json_atomic(ledger_path, update_ledger(ledger, candidates))
-        facts = _facts(staging, root, manifest, cfg, specs_version)
-        if statuses is None:
-            state = write_pending(staging, review_root / version, facts, candidates, root,
-                                  media=not args.no_review_media)
-            print_pending(state, facts)
-            if args.push:
-                push_pending(state, cfg)
-            return state
-        manifest_ = finalize(staging, facts, cfg, version, seed, statuses)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    run_pipeline(lambda p: build_pipeline(p, pcfg, statuses, ledger), beam_args,
+                 staging / "_build" / "progress")
+    candidates = json.loads((staging / "_build" / "candidates.json").read_text())
+    write_json_atomic(ledger_path, update_ledger(ledger, candidates))
+    facts = _facts(staging, root, manifest, cfg, specs_version)
+    if statuses is None:
+        state = write_pending(staging, review_root / version, facts, candidates, root,
+                              media=not args.no_review_media)
+        print_pending(state, facts)
+        if args.push:
+            push_pending(state, cfg)
+        return state
+    manifest_ = finalize(staging, facts, cfg, version, seed, statuses)
     final = bench_root / version
     publish(staging, final)
     print_summary(final, manifest_)
@@ -200,9 +202,7 @@ def write_pending(staging: Path, state: Path, facts: dict[str, Any], candidates:
     """The *pending review* state: candidates ready to push, no release (App. B.3)."""
     counts = _outcomes(facts["stages"], pending=True)
     _check_balance(counts)
-    tmp = state.with_name(f".{state.name}-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir(parents=True)
-    try:
+    with staging_dir(state.parent, f"pending-{state.name}") as tmp:
         cands = sorted(candidates, key=lambda c: c["id"])
         (tmp / "candidates.jsonl").write_text(
             "".join(json.dumps(c, sort_keys=True, ensure_ascii=False) + "\n" for c in cands))
@@ -223,17 +223,13 @@ def write_pending(staging: Path, state: Path, facts: dict[str, Any], candidates:
                           "rebuild with --reviews <decision log>"}
         (tmp / "status.json").write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
         publish(tmp, state)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(staging, ignore_errors=True)
     return state
 
 
 def print_pending(state: Path, facts: dict[str, Any]) -> None:
     st = json.loads((state / "status.json").read_text())
     print(f"\nPENDING REVIEW — no release written. {st['candidates']} candidates wait for four "
-          f"approvals each (seed 001 App. B.3).")
+          f"approvals each (StreamVibe App. B.3).")
     print(f"  state: {state}")
     _print_counts(st["counts"], pending=True)
     print("  next: python -m annotation.cli push --benchmark streamvibe --round streamvibe-r1 "
@@ -353,7 +349,7 @@ def _card(manifest: dict[str, Any], warnings: list[str]) -> str:
         title="StreamVibe-Bench",
         summary=("Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
                  "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "
-                 "response), for Pointwise and Trajectory evaluation (seed 001 §3). Every sample was "
+                 "response), for Pointwise and Trajectory evaluation (StreamVibe §3). Every sample was "
                  "approved by four reviewers on the same version (App. B.3). Built by benchforge."),
         manifest=card_manifest, groups=groups, split=SPLIT, schema=SAMPLE, warnings=warnings, usage=usage,
     )

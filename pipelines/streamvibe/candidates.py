@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from pipelines.common.errors import BadInput
-from pipelines.common.seeding import rng_for
+from core.errors import BadInput
+from core.seeding import rng_for
 from pipelines.streamvibe.normalize import NormalizedVideo
 from pipelines.streamvibe.sources import IntentSpec
 from schemas.streamvibe import DYNAMIC, SUBTYPES

@@ -1,4 +1,4 @@
-"""Gemini candidate generator (seed 001 §3.3: "we use Gemini […] to identify candidate help points
+"""Gemini candidate generator (StreamVibe §3.3: "we use Gemini […] to identify candidate help points
 with response windows, preferred times, and reference answers").
 
 Why this is a thin adapter and not a client of its own: the request orchestration — bounded
@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from core.blobs import resolve
+from core.errors import BadInput
 from filtering.cache import ResponseCache, response_key
 from filtering.probes import (
     Answer,
@@ -43,7 +45,6 @@ from filtering.probes import (
     _run_one,
     new_stats,
 )
-from pipelines.common.errors import BadInput
 from pipelines.streamvibe.candidates import RawCandidate, request_texts
 from pipelines.streamvibe.normalize import NormalizedVideo
 from pipelines.streamvibe.sources import IntentSpec
@@ -189,7 +190,7 @@ class GeminiGenerator:
         if pair["native"]:
             lines.append("Native annotations of the source: "
                          + json.dumps(pair["native"], sort_keys=True, ensure_ascii=False))
-        frames = tuple(zip(video.frame_times, video.frames, strict=True))
+        frames = tuple((t, resolve(b)) for t, b in zip(video.frame_times, video.frames, strict=True))
         return CandidateRequest(pair["id"], "\n".join(lines), frames)
 
     def generate_many(self, items: list[tuple[dict[str, Any], NormalizedVideo]]

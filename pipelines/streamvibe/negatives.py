@@ -1,4 +1,4 @@
-"""Designated nearby negative probes for FPR_near (seed 001 §3.5, App. B.5).
+"""Designated nearby negative probes for FPR_near (StreamVibe §3.5, App. B.5).
 
 "FPR_near measures responses on designated nearby negative probes." A probe is a 1 FPS decision
 time (integer second) where the correct action is silence: outside every evidence window of
@@ -6,7 +6,7 @@ every intent, but *near* one (``min_distance`` to ``max_distance`` seconds from 
 edge), because a probe far from any evidence tests nothing a model finds hard. Probes are at or
 after the first intent is available (before it there is nothing to respond to) and inside the
 real duration. Up to ``per_sample`` are drawn with ``rng_for(seed, sample_id, "negative_probes")``
-(SPEC §3) and stored sorted; each keeps its type (``near_before`` a window, ``near_after`` one,
+(design.md §Conventions) and stored sorted; each keeps its type (``near_before`` a window, ``near_after`` one,
 or ``between`` two windows both within reach) — App. B.2 keeps the "negative-probe type".
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipelines.common.seeding import rng_for
+from core.seeding import rng_for
 
 
 def negative_probes(candidate: dict[str, Any], *, seed: int, per_sample: int = 4,

@@ -1,4 +1,4 @@
-"""Normalize a task video: real decodable duration and the causal 1 FPS stream (seed 001 §3.3).
+"""Normalize a task video: real decodable duration and the causal 1 FPS stream (StreamVibe §3.3).
 
 "The validated annotations are aligned to 1 FPS streams" and "at time t, the record exposes only
 frames and user turns available by t" (App. B.2). Two consequences:
@@ -11,7 +11,7 @@ frames and user turns available by t" (App. B.2). Two consequences:
 
 Undecodable, empty or missing files raise :class:`BadInput` (the pairs of that video are
 rejected with the reason). Frames are resized to ``max_side`` and JPEG-encoded with fixed
-parameters, so the same file gives the same bytes on every worker (SPEC §3).
+parameters, so the same file gives the same bytes on every worker (design.md §Conventions).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import cv2
 
-from pipelines.common.errors import BadInput
+from core.blobs import BlobRef
+from core.errors import BadInput
 from pipelines.media.video import sample_frames
 from pipelines.streamvibe.sources import sha256_hex
 
@@ -58,7 +59,7 @@ class NormalizedVideo:
     height: int
     frame_times: tuple[float, ...]
     frame_pts: tuple[float, ...]
-    frames: tuple[bytes, ...]
+    frames: tuple[bytes | BlobRef, ...]  # JPEG bytes; references once in the build's blob store
 
     @property
     def note(self) -> str:

@@ -1,4 +1,4 @@
-"""The StreamVibe-Bench Beam pipeline (seed 001 §3.3, App. B.2-B.3).
+"""The StreamVibe-Bench Beam pipeline (StreamVibe §3.3, App. B.2-B.3).
 
     Enumerate (manifest → video-request pairs) → Normalize (once per video: real duration,
     causal 1 FPS frames) → Generate (rule | Gemini) → Validate → NegativeProbes → Version
@@ -7,13 +7,14 @@
 Without reviews the bracketed part is skipped: the build stops at the candidates (the driver
 writes them as the *pending review* state). Every pair ends in exactly one of kept, filtered
 (review, allocation) or rejected (listing, normalize, generate, validate) — or, before review,
-pending — and is counted per subtype for ``inputs = kept + filtered + rejected`` (SPEC §3).
+pending — and is counted per subtype for ``inputs = kept + filtered + rejected`` (design.md §Conventions).
 Mirrors :mod:`pipelines.proactivebench.pipeline`: small named transforms, no local state, all
 files through Beam file systems, so any runner works.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 
 from annotation.routing import canonical_json
-from pipelines.common.errors import BadInput, Rejection
+from core.blobs import BlobStore
+from core.errors import BadInput, Rejection
 from pipelines.common.progress import ReportProgress
 from pipelines.common.transforms import REJECTED, WriteJson, WriteShardedParquet
 from pipelines.streamvibe.candidates import RuleGenerator, assemble
@@ -68,11 +70,17 @@ class _Split(beam.DoFn):
 
 
 class NormalizeVideo(beam.DoFn):
-    """(video key, path) → (video key, NormalizedVideo | BadInput); decoded once per video."""
+    """(video key, path) → (video key, NormalizedVideo | BadInput); decoded once per video. The
+    1 FPS frames go to the blob store at once; the video carries references (core.blobs)."""
 
-    def __init__(self, root: str, frames: dict[str, Any]) -> None:
+    def __init__(self, root: str, frames: dict[str, Any], blobs: str) -> None:
         self.root = root
         self.frames = frames
+        self.blobs = blobs
+        self.store: BlobStore | None = None
+
+    def setup(self) -> None:
+        self.store = BlobStore(self.blobs)
 
     def process(self, element):
         key, rel = element
@@ -82,9 +90,10 @@ class NormalizeVideo(beam.DoFn):
                     data = fh.read()
             except Exception as exc:  # noqa: BLE001 - missing/unreadable file is bad input
                 raise BadInput(rel, "video", f"cannot read video ({type(exc).__name__})") from exc
-            yield key, normalize_video(
+            video = normalize_video(
                 data, rel, max_side=int(self.frames.get("max_side", 448)),
                 jpeg_quality=int(self.frames.get("jpeg_quality", 90)))
+            yield key, dataclasses.replace(video, frames=tuple(self.store.put(b) for b in video.frames))
         except BadInput as err:
             yield key, VideoFailure.of(err)
 
@@ -213,7 +222,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         | "VideoPaths" >> beam.Map(lambda x: (video_key(x), x["video"]))
         | "DistinctVideos" >> beam.Distinct()
         | "SpreadVideos" >> beam.Reshuffle()
-        | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames))
+        | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames, f"{cfg.staging}/_build/blobs"))
     )
     joined = (
         {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (video_key(x), x)), "video": videos}

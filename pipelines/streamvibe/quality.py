@@ -1,7 +1,7 @@
 """The StreamVibe release's great-expectations suite; ``python -m pipelines.streamvibe.quality
 <release>`` is its CI gate (exit 1 on a failed expectation, 2 when the release cannot be read).
 
-What must hold in every release (seed 001 §3.1, App. B.2, Table 15; SPEC §3):
+What must hold in every release (StreamVibe §3.1, App. B.2, Table 15; design.md §Conventions):
 
 * **windows ordered and inside the video**: 0 ≤ s ≤ preferred ≤ e ≤ real duration, with a 1 FPS
   decision step inside both the window and the video;
@@ -11,11 +11,11 @@ What must hold in every release (seed 001 §3.1, App. B.2, Table 15; SPEC §3):
   pointwise gold history holds only turns ≤ t and gold responses before t;
 * **allocation**: no subtype above its target; per subtype ``inputs = kept + filtered +
   rejected`` and kept = rows released; **ids unique** over the whole release (read as one batch:
-  a per-file batch would miss a duplicate spanning two files, SPEC §4);
+  a per-file batch would miss a duplicate spanning two files, design.md §Environment);
 * negative probes outside every window, point counts per intent (I = 1, R ≥ 2), pointwise labels
   agreeing with the probe type and every pointwise row joining a released sample.
 
-great_expectations' core expectations do not work on list columns (SPEC §4), so each structural
+great_expectations' core expectations do not work on list columns (design.md §Environment), so each structural
 rule is a derived boolean column checked with ``ExpectColumnValuesToBeInSet([True])``. Results
 use the project's report format (:class:`exports.quality.CheckResult`, ``data_quality.md`` /
 ``.json`` next to the Data Docs), so CI reads every benchmark's gate the same way.
@@ -167,7 +167,9 @@ def run_suite(release: Path, targets: dict[str, int], counts: dict[str, dict[str
     reports.mkdir(parents=True, exist_ok=True)
     samples, pointwise = read_release(release)
     frames = derived_frames(samples, pointwise, targets, counts)
-    context = gx.get_context(mode="ephemeral")  # never a gx/ folder of a parent (SPEC §4)
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
+        logging.getLogger(name).setLevel(logging.WARNING)
+    context = gx.get_context(mode="ephemeral")  # never a gx/ folder of a parent (design.md §Environment)
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     site = "streamvibe_quality"
     if data_docs:

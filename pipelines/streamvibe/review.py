@@ -1,4 +1,4 @@
-"""The review gate between candidates and the release (seed 001 §3.3, App. B.2, B.3).
+"""The review gate between candidates and the release (StreamVibe §3.3, App. B.2, B.3).
 
 App. B.3: "The review unit is a complete candidate sample: the source video, initial
 instruction, timestamped user turns, evidence windows, preferred response times, and reference
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -164,11 +163,10 @@ def evidence_json(status: dict[str, Any] | None) -> str:
 
 
 def media_name(c: dict[str, Any]) -> str:
-    """Review copy of the video, relative to the media root (a subdirectory, as LS needs):
-    H.264 mp4 when Debian ffmpeg is installed, else VP8 webm written by OpenCV — both play in
-    the Label Studio UI; mp4v and AVI do not (LABEL_STUDIO.md)."""
-    ext = ".mp4" if shutil.which("ffmpeg") else ".webm"
-    return f"streamvibe/{c['source_collection']}/{c['source_video_id']}{ext}"
+    """Review copy of the video, relative to the media root (a subdirectory, as Label Studio
+    needs): H.264 mp4 made with ffmpeg (installed by ``make setup``), which plays in the review
+    UI; OpenCV's mp4v and AVI do not."""
+    return f"streamvibe/{c['source_collection']}/{c['source_video_id']}.mp4"
 
 
 def to_routing_candidate(c: dict[str, Any]) -> Candidate:

@@ -1,4 +1,4 @@
-"""StreamVibe-Bench scoring protocol (seed 001 §3.1, §3.5 "Metrics", App. B.5).
+"""StreamVibe-Bench scoring protocol (StreamVibe §3.1, §3.5 "Metrics", App. B.5).
 
 What the paper says, verbatim where it defines something:
 
@@ -316,7 +316,7 @@ class SampleScore:
 
 @dataclass(frozen=True)
 class StreamVibeScore:
-    """The six numbers of seed 001 Table 2: P, R, F1, FPR_near, ANS, Content-F1 (None = 0/0)."""
+    """The six numbers of StreamVibe Table 2: P, R, F1, FPR_near, ANS, Content-F1 (None = 0/0)."""
 
     precision: float | None
     recall: float | None

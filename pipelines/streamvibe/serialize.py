@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from pipelines.common.seeding import seed_bytes
+from core.seeding import seed_bytes
 from pipelines.streamvibe.normalize import NormalizedVideo
 from schemas.streamvibe import SAMPLE
 

@@ -1,4 +1,4 @@
-"""Source manifest of task videos, their task records and the intent specifications (seed 001 §3.3).
+"""Source manifest of task videos, their task records and the intent specifications (StreamVibe §3.3).
 
 §3.3 builds candidates "for each video-request pair" from "the source video and task record"
 (App. B.2). The source root holds::
@@ -10,7 +10,7 @@
                              "requests": [{"subtype": "R", "slots": {...}, ...}, ...]}
 
 Each request of a task record is one *video-request pair*, the unit that ends kept, filtered or
-rejected (SPEC §3). Pairs are enumerated cheaply here (JSON only); videos are decoded once per
+rejected (design.md §Conventions). Pairs are enumerated cheaply here (JSON only); videos are decoded once per
 video later. A manifest line that cannot be read, or whose task record is missing, is rejected
 under the pseudo-subtype ``unassigned`` (its subtypes are unknown), naming file and field.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from schemas.streamvibe import BENCHMARK, DYNAMIC, ENVIRONMENTS, SUBTYPES
 
 UNASSIGNED = "unassigned"
@@ -106,7 +106,7 @@ def video_key(pair: dict[str, Any]) -> str:
 def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dict[str, Any] | Rejection]:
     """Yield one dict per video-request pair, or a Rejection naming file and field.
 
-    Every yielded item is one input (SPEC §3 "nothing lost"): a manifest line whose task record
+    Every yielded item is one input (design.md §Conventions "nothing lost"): a manifest line whose task record
     is missing is a single input rejected as ``unassigned``; a request with an unknown subtype is
     one rejected input too.
     """

@@ -1,4 +1,4 @@
-"""Validate a candidate against the task formulation (seed 001 §3.1, App. B.2); fix only the
+"""Validate a candidate against the task formulation (StreamVibe §3.1, App. B.2); fix only the
 unambiguous, reject the rest with the reason.
 
 Checks (every one names the field that failed):
@@ -30,7 +30,7 @@ import copy
 import math
 from typing import Any
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.streamvibe.candidates import KIND_OF, has_step, r3, transitions_for
 from schemas.streamvibe import DYNAMIC, TURN_KINDS
 

@@ -1,4 +1,4 @@
-"""Agreement statistics (seed 001 App. B.3) cross-checked against statsmodels and sklearn.
+"""Agreement statistics (StreamVibe App. B.3) cross-checked against statsmodels and sklearn.
 
 References: Fleiss (1971) ``diagnoses`` table with R irr's κ = 0.4302445, loaded from the table
 statsmodels ships in its own tests; random tables in seeded loops against statsmodels
@@ -339,7 +339,8 @@ def test_bootstrap_is_deterministic_and_seeded_per_scope():
     a3 = audit(rows, PANEL, MODEL, n_boot=300, global_seed=2)
     assert a3.overall.fleiss_interval != a1.overall.fleiss_interval
     assert a3.overall.fleiss_kappa == a1.overall.fleiss_kappa
-    # Adding candidates of another type leaves this type's intervals untouched (SPEC §3 seeding).
+    # Adding candidates of another type leaves this type's intervals untouched (seeding per
+    # sample and purpose, design.md §Conventions).
     extra = [_row(f"x{i}", r, "approve" if (i + j) % 3 else "reject", task_type="other")
              for i in range(10) for j, r in enumerate([*PANEL, MODEL])]
     a4 = audit(rows + extra, PANEL, MODEL, n_boot=300, global_seed=1)

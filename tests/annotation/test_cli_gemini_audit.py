@@ -1,5 +1,5 @@
 """From the shell: the Gemini reviewer as its own rater, then the agreement audit against the
-human panel (seed 001 App. B.3) — real google-genai client, local Gemini-protocol server."""
+human panel (StreamVibe App. B.3) — real google-genai client, local Gemini-protocol server."""
 
 from __future__ import annotations
 

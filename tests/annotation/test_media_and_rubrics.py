@@ -1,6 +1,7 @@
 """Every rubric's label config is accepted by the real server, media are served the way Label
 Studio supports local files (local-files storage, ``/data/local-files/?d=``), and candidate text
-stays data, never markup (LABEL_STUDIO.md, seed 000 §3.2, seed 001 App. B.3, seed 002 App. C)."""
+stays data, never markup (docs/label_studio.md, ProactiveBench §3.2, StreamVibe App. B.3,
+StreamReady App. C)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_bad_media_paths_are_refused(ls_env, panel, tmp_path):
 
 
 def test_proready_rubric_round_trip_and_escaping(ls_env, panel):
-    """ProReady-QA's three criteria (seed 002 App. C) end to end; HTML in candidate text is
+    """ProReady-QA's three criteria (StreamReady App. C) end to end; HTML in candidate text is
     stored verbatim as data (``<Text>`` escapes it in the UI), never inside the label config."""
     admin = panel.admin.client()
     evil = '<script>alert(1)</script><img src=x onerror="alert(2)">'

@@ -1,4 +1,4 @@
-"""Agreement report files: Markdown, self-contained HTML, PNG plots, JSON (seed 001 App. B.3)."""
+"""Agreement report files: Markdown, self-contained HTML, PNG plots, JSON (StreamVibe App. B.3)."""
 
 from __future__ import annotations
 

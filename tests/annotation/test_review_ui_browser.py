@@ -1,7 +1,7 @@
 """The review UI works for a person: a real reviewer in a real browser on the real server.
 
 Why a browser and not the API: everything else in ``annotation`` is checked through the API,
-but what a reviewer *sees* — a video that plays and seeks (mp4v does not play, LABEL_STUDIO.md),
+but what a reviewer *sees* — a video that plays and seeks (mp4v does not play, docs/label_studio.md),
 the evidence windows with their times, the rubric with its help texts, candidate text escaped —
 only shows in the page. So these tests log in as a reviewer with Debian's headless Chromium
 (``tests/support/browser.py``), open a StreamVibe and a ProReady-QA task pushed by the real
@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,6 @@ from tests.support.label_studio import LSEnv
 pytestmark = pytest.mark.label_studio
 
 ROOT = Path(__file__).resolve().parents[2]
-VIDEOS = ROOT / ".cache" / "demo-media" / "video"
 SCRIPT = "<script>window.__bf_xss = 1</script>"
 STYLE = "<style>body { display: none !important; --bf-marker: 1 }</style>"
 IMG = '<img src="x" onerror="window.__bf_img = 1">'
@@ -46,18 +44,6 @@ VIDEO_READY = """() => { const v = document.querySelector('video');
 VIDEO_STATE = """() => { const v = document.querySelector('video');
   return {t: v.currentTime, paused: v.paused, duration: v.duration, ready: v.readyState,
           src: v.currentSrc, error: v.error ? v.error.code : null}; }"""
-
-
-@pytest.fixture(scope="module")
-def videos() -> Path:
-    """The real demo videos (tree.avi, bikes.mp4), fetched on first use like the pipeline tests."""
-    names = ("tree.avi", "bikes.mp4")
-    if not all((VIDEOS / n).is_file() for n in names):
-        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
-    missing = [n for n in names if not (VIDEOS / n).is_file()]
-    if missing:
-        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
-    return VIDEOS
 
 
 class Shots:
@@ -128,10 +114,16 @@ def _seek_to_window(page: Any, n: int, start: float) -> float:
         """s => { const v = document.querySelector('video');
                   return !v.paused && v.currentTime >= s - 0.05 && v.currentTime < s + 2; }""",
         arg=start, timeout=5_000)
-    page.locator('button[aria-label="pause"]').first.click()
-    page.wait_for_function("() => document.querySelector('video').paused", timeout=10_000)
+    for attempt in range(3):  # a click that lands while the player re-renders is lost: click again
+        page.locator('button[aria-label="pause"]').first.click()
+        try:
+            page.wait_for_function("() => document.querySelector('video').paused", timeout=5_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; the third miss fails below
+            if attempt == 2:
+                raise
     t = float(page.evaluate("() => document.querySelector('video').currentTime"))
-    assert start - 0.05 <= t < start + 3.0, t  # from the window start, not from 0 or the end
+    assert t >= start - 0.05, t  # it played on from the window start (checked above), not from 0
     return t
 
 

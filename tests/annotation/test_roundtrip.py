@@ -1,4 +1,4 @@
-"""End-to-end review round trip on the real server (seed 001 App. B.3, SPEC §6).
+"""End-to-end review round trip on the real server (StreamVibe App. B.3, design.md §Annotation rules).
 
 Four scripted reviewers decide with their own tokens; a correction round pushes version 2; every
 integrity violation Label Studio lets through is produced for real (admin and outsider authors, an
@@ -112,7 +112,7 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
     decide("r4", "s07", "approve", ALL[:2])
     # s08: a skip (the project hides the button, but the API still accepts it) -> no decision
     r["r1"].annotations.create(id=m1[("s08", 1)], result=[], was_cancelled=True)
-    # s09: the task is PATCHed after push (the pitfall of LABEL_STUDIO.md), then approved
+    # s09: the task is PATCHed after push (the pitfall of docs/label_studio.md), then approved
     t9 = admin.tasks.get(id=str(m1[("s09", 1)]))
     admin.tasks.update(id=str(t9.id), data={**t9.data, "candidate": '{"instruction": "other"}'})
     decide("r1", "s09", "approve")
@@ -238,7 +238,7 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
 
     # ---- agreement audit on the real pulled log: the first-round v1 decisions -----------------
     # Fleiss' κ over candidates that all four reviewers decided on v1 (binary approve / not,
-    # seed 001 App. B.3), cross-checked against statsmodels on a table built here independently.
+    # StreamVibe App. B.3), cross-checked against statsmodels on a table built here independently.
     from statsmodels.stats.inter_rater import fleiss_kappa
 
     from annotation.agreement import audit

@@ -1,5 +1,5 @@
 """Server-free checks of the approval rule, result parsing, label config and decision log
-(seed 001 App. B.3; schemas.review.REVIEW_DECISION)."""
+(StreamVibe App. B.3; schemas.review.REVIEW_DECISION)."""
 
 from __future__ import annotations
 

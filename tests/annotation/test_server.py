@@ -1,5 +1,5 @@
 """The project-started server: loopback only, owner-only secrets, idempotent panel, restarts
-keep tokens (fixed secret key), and no secret in any output (SPEC §3, LABEL_STUDIO.md)."""
+keep tokens (fixed secret key), and no secret in any output (design.md §Conventions, docs/label_studio.md)."""
 
 from __future__ import annotations
 

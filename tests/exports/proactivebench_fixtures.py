@@ -1,7 +1,7 @@
 """Hand-made but realistic ProactiveBench episodes and releases for the export tests.
 
 Frames are real PNG crops of ``skimage.data.astronaut()`` (a real photograph); the state graph
-comes from the project's own ``build_graph`` (seed 000 App. 0.A rules) and the texts from
+comes from the project's own ``build_graph`` (ProactiveBench App. 0.A rules) and the texts from
 ``pools``, so these records are what the pipeline writes, minus the Beam plumbing.
 """
 

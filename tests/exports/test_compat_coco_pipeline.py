@@ -1,6 +1,6 @@
 """COCO episodes built by the real reader and episode builder replay in the authors' class.
 
-The MS-COCO environment (seed 000 App. 0.A.7) explores a cardinal direction, an ordinal one or a
+The MS-COCO environment (ProactiveBench App. 0.A.7) explores a cardinal direction, an ordinal one or a
 zoom-out. Our crop planner grows the crop towards the move as the authors' ``COCO2014Environment``
 does, so the compat export must accept every episode the pipeline builds — not only hand-made
 ones — and the official class, run under Python 3.12, must show our frames turn by turn. Images
@@ -19,8 +19,6 @@ from PIL import Image
 
 from exports.compat_proactivebench import (
     export,
-    find_official_source,
-    find_python312,
     load_compat_records,
     official_check,
 )
@@ -115,11 +113,10 @@ def test_every_pipeline_coco_episode_exports(episodes: list[dict], exported) -> 
 @pytest.mark.py312
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_official_class_replays_pipeline_coco_episodes(kind: str, episodes: list[dict],
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, python312: str,
+                                                       official_source: Path) -> None:
     """Oracle succeeds in exactly len(path)+1 turns showing our crop at every turn; abstain fails."""
-    python, source = find_python312(), find_official_source()
-    if python is None or source is None:
-        pytest.skip("needs Python 3.12 and the official proactivebench sources")
+    python, source = python312, official_source
     chosen = [ep for ep in episodes
               if json.loads(ep["source_metadata"])["direction"] in KINDS[kind]]
     # replay only this kind: a release and an export holding just its episodes

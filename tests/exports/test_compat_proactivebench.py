@@ -16,8 +16,6 @@ import pytest
 
 from exports.compat_proactivebench import (
     export,
-    find_official_source,
-    find_python312,
     load_compat_records,
     main,
     official_check,
@@ -60,14 +58,8 @@ def exported(release, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def official():
-    python = find_python312()
-    if python is None:
-        pytest.skip("no Python 3.12 found (pyenv 3.12.x, python3.12, $PROACTIVEBENCH_PYTHON)")
-    src = find_official_source()
-    if src is None:
-        pytest.skip("official proactivebench sources not found and not downloadable")
-    return {"python": python, "source": src}
+def official(python312: str, official_source: Path):
+    return {"python": python312, "source": official_source}
 
 
 def test_export_writes_every_field_the_classes_read(exported):

@@ -1,13 +1,21 @@
-"""Deterministic shards: same records in any order give the same bytes; duplicates refused."""
+"""Deterministic shards: same records in any order give the same bytes; duplicates refused;
+shards stream from the blob store one row group at a time, with the same bytes."""
 
+import hashlib
 import io
 import random
 
+import apache_beam as beam
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from exports.parquet_shards import encode_table, num_shards, shard_name, shard_of
-from pipelines.common.seeding import id_hash
+from core.blobs import BlobStore
+from core.seeding import id_hash
+from exports import parquet_shards
+from exports.parquet_shards import encode_table, num_shards, shard_name, shard_of, write_shard
+from pipelines.common.options import beam_options
+from schemas.core import IMAGE, Field, ListOf, RecordSchema
 from schemas.outcomes import REJECTION
 
 
@@ -29,8 +37,6 @@ def test_same_records_any_order_same_bytes_sorted_by_id_hash():
 
 def test_duplicate_ids_are_an_error():
     recs = [{"id": "a"}, {"id": "b"}, {"id": "a"}]
-    from schemas.core import Field, RecordSchema
-
     schema = RecordSchema("t", "1", "", (Field("id", "string", ""),))
     with pytest.raises(ValueError, match="duplicate id"):
         encode_table(recs, schema)
@@ -48,3 +54,74 @@ def test_shard_assignment_is_a_hash_range_partition():
     by = {k: [id_hash(i) for i, s in zip(ids, shards, strict=True) if s == k] for k in range(4)}
     assert all(max(by[k]) < min(by[k + 1]) for k in range(3))
     assert shard_name("test", 2, 12) == "test-00002-of-00012.parquet"
+
+
+# -- streaming: frames from the blob store, one row group at a time ---------------------------
+
+IMAGES = RecordSchema("imgs", "1", "", (Field("id", "string", ""),
+                                        Field("frames", ListOf(IMAGE), "")))
+
+
+def _image_records(n: int, store: BlobStore | None) -> list[dict]:
+    rng = random.Random(7)
+    out = []
+    for i in range(n):
+        frames = []
+        for k in range(3):
+            data = bytes(rng.getrandbits(8) for _ in range(2000 + 37 * i + k))
+            frames.append({"bytes": store.put(data) if store else data, "path": f"{i}/{k}.png"})
+        out.append({"id": f"s/{i}", "frames": frames})
+    return out
+
+
+def test_streamed_shard_with_blob_references_equals_writing_the_table_at_once(tmp_path, monkeypatch):
+    """Bytes identical to pyarrow's one-shot ``write_table`` of the same (inline) rows, with row
+    groups small enough that the shard is written in several pieces."""
+    monkeypatch.setattr(parquet_shards, "MAX_ROW_GROUP_BYTES", 30_000)  # ~4 rows per group
+    inline = _image_records(23, None)
+    stored = _image_records(23, BlobStore(str(tmp_path / "blobs")))
+    facts = write_shard(str(tmp_path / "out" / "x.parquet"), reversed(stored), IMAGES)
+    data = (tmp_path / "out" / "x.parquet").read_bytes()
+
+    rows = parquet_shards.ordered(inline, IMAGES)
+    per_row = sum(parquet_shards.record_bytes(r) for r in rows) // len(rows)
+    reference = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=IMAGES.arrow_schema()), reference,
+                   row_group_size=30_000 // per_row, compression="zstd", write_statistics=True,
+                   store_schema=True)
+    assert data == reference.getvalue()
+    assert facts == {"rows": 23, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    assert meta.num_row_groups == 6 and meta.num_rows == 23
+    assert encode_table(inline, IMAGES)[0] == data
+
+
+def test_blob_store_is_content_addressed(tmp_path):
+    store = BlobStore(str(tmp_path))
+    a, b = store.put(b"\x89PNG\r\n\x1a\n" + b"x" * 100), store.put(b"\x89PNG\r\n\x1a\n" + b"x" * 100)
+    assert a == b and a.size == 108 and a.head.startswith(b"\x89PNG")
+    assert a.read() == b"\x89PNG\r\n\x1a\n" + b"x" * 100
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [a.sha256]
+    assert parquet_shards.record_bytes({"f": {"bytes": a, "path": "ab"}}) == 108 + 2
+
+
+def test_writer_refuses_records_that_carry_their_frames_into_the_shuffle(tmp_path):
+    """The cause of the lost records with worker processes (large PCollection elements) is
+    guarded: a record with inline frames reaching the writer fails the build, naming it."""
+    from apache_beam.testing.test_pipeline import TestPipeline
+
+    from pipelines.common.transforms import MAX_INLINE_BYTES, WriteShardedParquet
+
+    big = {"id": "s/0", "frames": [{"bytes": b"\xff" * (MAX_INLINE_BYTES + 1), "path": "0.jpg"}]}
+    with pytest.raises(Exception, match="s/0.*inline bytes"), \
+            TestPipeline(options=beam_options([])) as p:
+        _ = (p | beam.Create([big])
+             | WriteShardedParquet(str(tmp_path), lambda r: "data", IMAGES, "test"))
+    store = BlobStore(str(tmp_path / "blobs"))
+    small = {"id": "s/0", "frames": [{"bytes": store.put(b"\xff" * (MAX_INLINE_BYTES + 1)),
+                                      "path": "0.jpg"}]}
+    with TestPipeline(options=beam_options([])) as p:
+        _ = (p | beam.Create([small])
+             | WriteShardedParquet(str(tmp_path), lambda r: "data", IMAGES, "test"))
+    table = pq.read_table(tmp_path / "data" / "test-00000-of-00001.parquet")
+    assert table.column("frames").to_pylist()[0][0]["bytes"] == b"\xff" * (MAX_INLINE_BYTES + 1)

@@ -1,5 +1,5 @@
 """The great-expectations release gate: a good release passes; each broken release fails with
-the failing expectation named (SPEC §3 "Nothing lost", §4 great_expectations notes)."""
+the failing expectation named (design.md §Conventions "Nothing lost", §4 great_expectations notes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hard-negative mining (seed 000 App. 0.A.7): logic on hand-made embeddings, exclusion rules,
+"""Hard-negative mining (ProactiveBench App. 0.A.7): logic on hand-made embeddings, exclusion rules,
 and the real open_clip text-encoder path with a tiny registered config."""
 
 from __future__ import annotations

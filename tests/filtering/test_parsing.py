@@ -1,4 +1,4 @@
-"""Answer parsing must match the authors' environment exactly (seed 000 §3.1 evaluation).
+"""Answer parsing must match the authors' environment exactly (ProactiveBench §3.1 evaluation).
 
 The expected table below was produced by running ``proactivebench==0.1.1``'s
 ``BaseEnvironment._evaluate`` under Python 3.12 on the same inputs (shown options

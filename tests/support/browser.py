@@ -2,25 +2,26 @@
 
 Why Debian's browser and not ``playwright install``: the machines have a closed network and
 CI starts fresh, so the browser comes from apt like every other system tool (installed by
-``scripts/install_browser.sh`` when missing, the way the Label Studio fixture installs
-``.venv-ls``), and playwright only drives it through ``executable_path``.
+``scripts/setup_system.sh``, which ``make setup`` and so ``make test`` run), and playwright only
+drives it through ``executable_path``.
 
 Why these flags: without ``--disable-background-networking`` & co. Chromium keeps calling out
 to Google services, which on a closed network floods it with failing requests
-(LABEL_STUDIO.md); every request that does not go to the loopback server is also aborted by a
+(docs/label_studio.md); every request that does not go to the loopback server is also aborted by a
 route, so the test cannot depend on, or leak to, anything outside this machine.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+
+from tests.support.system import require
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -31,19 +32,9 @@ VIEWPORT = {"width": 1366, "height": 900}  # a normal laptop window
 
 @pytest.fixture(scope="session")
 def chromium() -> Path:
-    """Debian's chromium and the playwright package, installed on first use when we can."""
-    try:
-        import playwright.sync_api  # noqa: F401
-
-        have_pw = True
-    except ImportError:
-        have_pw = False
-    if not CHROMIUM.exists() or not have_pw:
-        proc = subprocess.run(["bash", str(ROOT / "scripts" / "install_browser.sh")],
-                              capture_output=True, text=True)
-        if proc.returncode != 0 or not CHROMIUM.exists():
-            pytest.skip("cannot install the browser (scripts/install_browser.sh failed: "
-                        f"{proc.stderr.strip()[-300:]})")
+    """Debian's chromium (``make setup``: scripts/setup_system.sh browser); playwright comes with
+    the dev extra of the venv."""
+    require([CHROMIUM], "Debian chromium")
     return CHROMIUM
 
 

@@ -5,7 +5,8 @@ client (request building, ``x-goog-api-key`` header, error mapping, ``response.p
 only fake part is the far end of the socket. stdlib ``http.server`` on 127.0.0.1 with a free
 port, in a daemon thread.
 
-The installed google-genai 3.x POSTs ``/v1/models/{model}:generateContent`` (SPEC §4; checked in
+The installed google-genai 3.x POSTs ``/v1/models/{model}:generateContent`` (design.md
+§Environment; checked in
 ``google/genai/_api_client.py``: ``GOOGLE_AI_API_DEFAULT_VERSION = 'v1'``); ``/v1beta/...`` is
 accepted too, for ``GOOGLE_GENAI_API_VERSION=beta``.
 

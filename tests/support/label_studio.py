@@ -36,7 +36,7 @@ class LSEnv:
 
 
 def _write_media(root: Path) -> None:
-    """Small real media: a VP8 webm (a codec browsers play, LABEL_STUDIO.md) and two PNGs."""
+    """Small real media: a VP8 webm (a codec browsers play, docs/label_studio.md) and two PNGs."""
     (root / "streamvibe").mkdir(parents=True)
     (root / "vsod").mkdir(parents=True)
     path = str(root / "streamvibe" / "clip.webm")

@@ -9,7 +9,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.media.images import (
     center_crop,
     crop,

@@ -1,4 +1,4 @@
-"""Video normalization on real registry videos (SPEC §4): tree.avi, vtest.avi, bikes.mp4.
+"""Video normalization on real registry videos (design.md §Environment): tree.avi, vtest.avi, bikes.mp4.
 
 Expected numbers were read with ffprobe on the same files (`-count_frames`, packet pts):
 tree.avi 444 header / 68 decodable frames spread over 29.600148 s; vtest.avi 795 frames at
@@ -7,7 +7,6 @@ tree.avi 444 header / 68 decodable frames spread over 29.600148 s; vtest.avi 795
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.media.video import (
     frames_1fps,
     frames_1fps_bytes,
@@ -26,19 +25,13 @@ from pipelines.media.video import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-MEDIA = ROOT / ".cache" / "demo-media" / "video"
 NAMES = ("vtest.avi", "tree.avi", "bikes.mp4", "carphone_distorted.mp4")
 
 
 @pytest.fixture(scope="session")
-def media() -> dict[str, Path]:
-    """The real videos, fetched (idempotently) by scripts/fetch_videos.sh on first use."""
-    if not all((MEDIA / n).is_file() for n in NAMES):
-        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
-    missing = [n for n in NAMES if not (MEDIA / n).is_file()]
-    if missing:
-        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
-    return {n: MEDIA / n for n in NAMES}
+def media(videos: Path) -> dict[str, Path]:
+    """The real registry videos by name (make setup)."""
+    return {n: videos / n for n in NAMES}
 
 
 # ------------------------------------------------------------------------------------- probe
@@ -181,8 +174,7 @@ def test_transcode_opencv_vp8_keeps_the_real_timeline(media: dict[str, Path], tm
     assert fourcc.upper().startswith("VP8")
 
 
-@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="Debian ffmpeg not installed")
-def test_transcode_ffmpeg_h264(media: dict[str, Path], tmp_path: Path) -> None:
+def test_transcode_ffmpeg_h264(media: dict[str, Path], tmp_path: Path, ffmpeg: str) -> None:
     out = transcode_for_browser(media["carphone_distorted.mp4"], tmp_path / "carphone.mp4")
     assert out.decodable_frames == 120
     assert out.duration_s == pytest.approx(120 / (30000 / 1001), abs=0.01)

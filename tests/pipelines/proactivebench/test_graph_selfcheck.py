@@ -1,4 +1,4 @@
-"""The environment graphs and the scripted-policy self-check (seed 000 App. 0.A)."""
+"""The environment graphs and the scripted-policy self-check (ProactiveBench App. 0.A)."""
 
 import pytest
 

@@ -181,7 +181,7 @@ def test_open_ended_subset_is_seeded_and_sized_per_environment():
 
 
 def test_a_failed_build_leaves_the_previous_release_intact(corpus, release, tmp_path):
-    """SPEC §3: publishing is atomic. A run that dies half-way (here: a config error that only
+    """design.md §Conventions: publishing is atomic. A run that dies half-way (here: a config error that only
     surfaces inside the Beam workers) leaves no staging directory and the old release as it was."""
     import yaml
 

@@ -1,4 +1,4 @@
-"""The environment text pools: sizes from seed 000 App. 0.A, and parseability by the official
+"""The environment text pools: sizes from ProactiveBench App. 0.A, and parseability by the official
 ``proactivebench`` 0.1.1 evaluator (its action_map substring rules, abstain detection and answer
 normalisation). The py312 test runs the authors' own environment classes on every option."""
 
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from exports.compat_proactivebench import find_official_source, find_python312
 from pipelines.proactivebench import pools
 
 META = {
@@ -164,10 +163,7 @@ def test_oeg_suggestions_match_official_thresholds():
         assert len(pools.oeg_valid_suggestions(env, META[env])) == n, env
 
 
-def _official_template():
-    src = find_official_source()
-    if src is None:
-        pytest.skip("official proactivebench sources not found and not downloadable")
+def _official_template(src: Path):
     tree = ast.parse((src / "data_utils.py").read_text())
     node = next(n for n in tree.body
                 if isinstance(n, ast.FunctionDef) and n.name == "apply_multi_choice_template")
@@ -176,8 +172,8 @@ def _official_template():
     return ns["apply_multi_choice_template"]
 
 
-def test_render_mcqa_prompt_is_the_official_template():
-    template = _official_template()
+def test_render_mcqa_prompt_is_the_official_template(official_source: Path):
+    template = _official_template(official_source)
     shown = ["Rewind the video.", "I do not know.", "Wait for the occlusion to disappear.",
              "Tom Hanks", "Emma Stone", "Brad Pitt", "Meryl Streep"]
     q = "Who is speaking in this video?"
@@ -225,13 +221,9 @@ _PARSE_SCRIPT = textwrap.dedent(r'''
 
 
 @pytest.mark.py312
-def test_official_environment_parses_every_option(tmp_path: Path):
-    python = find_python312()
-    src = find_official_source()
-    if python is None:
-        pytest.skip("no Python 3.12 found (pyenv 3.12.x, python3.12, $PROACTIVEBENCH_PYTHON)")
-    if src is None:
-        pytest.skip("official proactivebench sources not found and not downloadable")
+def test_official_environment_parses_every_option(tmp_path: Path, python312: str,
+                                                   official_source: Path):
+    python, src = python312, official_source
     jobs = [[env, meta, [list(g) for g in group], abstain]
             for env, meta, group in _all_option_groups() for abstain in pools.abstain_pool()]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))

@@ -1,9 +1,9 @@
-"""Shared fixtures: the real registry videos (SPEC §4) and a small ProReady corpus built on them."""
+"""Shared fixtures: the real registry videos (design.md §Environment) and a small ProReady corpus
+built on them."""
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,20 +12,13 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
-MEDIA = ROOT / ".cache" / "demo-media" / "video"
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")
-def media() -> Path:
-    """vtest.avi, tree.avi, bikes.mp4 — fetched (idempotently) by scripts/fetch_videos.sh."""
-    need = ("vtest.avi", "tree.avi", "bikes.mp4")
-    if any(not (MEDIA / n).is_file() for n in need):
-        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
-    missing = [n for n in need if not (MEDIA / n).is_file()]
-    if missing:
-        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
-    return MEDIA
+def media(videos: Path) -> Path:
+    """The real registry videos: vtest.avi, tree.avi, bikes.mp4 (make setup)."""
+    return videos
 
 
 def write_corpus(root: Path, media: Path, videos: list[dict[str, Any]]) -> Path:

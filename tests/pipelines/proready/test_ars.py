@@ -1,4 +1,4 @@
-"""ARS (seed 002 Eq. 9–11) and the properties App. B.2 states for it."""
+"""ARS (StreamReady Eq. 9–11) and the properties App. B.2 states for it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.proready.ars import (
     ARSParams,
     Question,

@@ -113,7 +113,7 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     assert manifest["counts"]["items"] == {"inputs": 11, "kept": 9, "filtered": 1, "rejected": 1}
     assert manifest["review"]["states"] == {"approved": 9, "pending": 1}
     assert manifest["quality"]["data_quality_success"] is True
-    # ARS τ: median of the 11 released windows' durations (seed 002 §4.3)
+    # ARS τ: median of the 11 released windows' durations (StreamReady §4.3)
     assert (manifest["turns"], manifest["multi_turn_items"], manifest["ars_tau_s"]) == (11, 1, 1.5)
     iou = json.loads((final / "reports" / "qc.json").read_text())["iou"]
     assert (iou["mean_iou"], iou["turns_compared"], iou["sampled_items"]) == (round((2 / 3 + 1) / 2, 4), 2, 9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.proready.evidence import (
     TASK_RULES,
     dwell_smooth,

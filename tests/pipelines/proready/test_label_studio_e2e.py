@@ -1,4 +1,5 @@
-"""ProReady human refinement end to end on the real Label Studio server (seed 002 App. C, SPEC §6).
+"""ProReady human refinement end to end on the real Label Studio server (StreamReady App. C,
+design.md §Annotation rules).
 
 Candidates built offline from tree.avi are pushed with browser-playable review media (VP9/VP8
 webm), four reviewers decide with their own tokens, one asks for a revision, the corrected

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.proready.sources import ProReadyReader
 from pipelines.sources.base import ItemRef, ReaderConfig
 from tests.pipelines.proready.conftest import write_corpus

@@ -1,4 +1,4 @@
-"""ChangeIt manifest reader (seed 000 App. 0.A.6)."""
+"""ChangeIt manifest reader (ProactiveBench App. 0.A.6)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.sources.base import ItemRef
 from pipelines.sources.changeit import ChangeItReader, reference_of
 

@@ -1,4 +1,4 @@
-"""COCO reader: single-annotation rule, crop semantics, bad boxes and files (seed 000 App. 0.A.7)."""
+"""COCO reader: single-annotation rule, crop semantics, bad boxes and files (ProactiveBench App. 0.A.7)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.media.images import decode_image
 from pipelines.sources._coco_crops import DIRECTIONS, iou, plan_crops
 from pipelines.sources.base import ItemRef, ReaderConfig

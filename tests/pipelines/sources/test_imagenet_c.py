@@ -1,4 +1,4 @@
-"""ImageNet-C reader: native severity folders and clean-image mode (seed 000 App. 0.A.4)."""
+"""ImageNet-C reader: native severity folders and clean-image mode (ProactiveBench App. 0.A.4)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import Rejection
+from core.errors import Rejection
 from pipelines.media.images import decode_image
 from pipelines.sources.base import ItemRef, ReaderConfig
 from pipelines.sources.imagenet_c import ImageNetCReader, disambiguate

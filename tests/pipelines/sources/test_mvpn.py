@@ -1,11 +1,11 @@
-"""MVP-N manifest reader (seed 000 App. 0.A.3)."""
+"""MVP-N manifest reader (ProactiveBench App. 0.A.3)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.common.errors import Rejection
+from core.errors import Rejection
 from pipelines.sources.base import ItemRef
 from pipelines.sources.mvpn import MVPNReader
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.common.errors import Rejection
+from core.errors import Rejection
 from pipelines.media.images import decode_image
 from pipelines.sources.base import ItemRef, ReaderConfig
 from pipelines.sources.quickdraw import QuickDrawReader

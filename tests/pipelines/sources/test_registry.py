@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.sources import READERS
 from pipelines.sources.base import ItemRef, ReaderConfig, SourceReader
 from schemas.proactivebench import ENVIRONMENTS
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 _DIGEST = """
 import hashlib, json, sys
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.sources import READERS
 from pipelines.sources.base import ItemRef, ReaderConfig
 res = {}

@@ -1,4 +1,4 @@
-"""ROD manifest reader (seed 000 App. 0.A.1) and the shared manifest rules."""
+"""ROD manifest reader (ProactiveBench App. 0.A.1) and the shared manifest rules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.sources.base import ItemRef
 from pipelines.sources.rod import RODReader
 

@@ -1,4 +1,4 @@
-"""VSOD manifest reader (seed 000 App. 0.A.2), including frames decoded from a video."""
+"""VSOD manifest reader (ProactiveBench App. 0.A.2), including frames decoded from a video."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.errors import BadInput, Rejection
+from core.errors import BadInput, Rejection
 from pipelines.sources.base import ItemRef
 from pipelines.sources.vsod import VSODReader
 

@@ -1,10 +1,9 @@
-"""Fixtures for the StreamVibe construction tests: the real registry videos (SPEC §4), the demo
+"""Fixtures for the StreamVibe construction tests: the real registry videos (design.md §Environment), the demo
 corpus built from them, hand-made candidates, and scripted review decision logs."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,22 +11,14 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-MEDIA = ROOT / ".cache" / "demo-media" / "video"
-NAMES = ("vtest.avi", "tree.avi", "bikes.mp4")
-CRITERIA = ["request_fidelity", "visible_evidence", "timing", "assistance_content"]
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")
-def media() -> Path:
-    """The real videos, fetched (idempotently) by scripts/fetch_videos.sh on first use."""
-    if not all((MEDIA / n).is_file() for n in NAMES):
-        subprocess.run(["bash", str(ROOT / "scripts" / "fetch_videos.sh")], check=False)
-    missing = [n for n in NAMES if not (MEDIA / n).is_file()]
-    if missing:
-        pytest.skip(f"real videos missing {missing}: run scripts/fetch_videos.sh")
-    return MEDIA
+def media(videos: Path) -> Path:
+    """The real registry videos (make setup)."""
+    return videos
 
 
 @pytest.fixture(scope="session")
@@ -77,22 +68,10 @@ def candidate(subtype: str = "R", evidence: list[dict[str, Any]] | None = None, 
 
 
 def approvals(review_candidates: Path, *, objections: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Scripted reviewers r1..r4: approve every candidate version listed in
-    ``review_candidates.jsonl`` unless ``objections`` maps a sample id to r4's decision."""
-    rows = []
-    for line in review_candidates.read_text().splitlines():
-        u = json.loads(line)
-        for r in ("r1", "r2", "r3", "r4"):
-            dec = (objections or {}).get(u["sample_id"], "approve") if r == "r4" else "approve"
-            rows.append({
-                "benchmark": "streamvibe", "review_round": "streamvibe-r1", "sample_id": u["sample_id"],
-                "version": u["version"], "content_hash": u["content_hash"], "task_type": u["task_type"],
-                "reviewer": r, "rater_kind": "human", "decision": dec,
-                "criteria": CRITERIA if dec == "approve" else [], "comment": "",
-                "lead_time": 12.5, "created_at": "2026-11-29T23:00:00+00:00",
-                "source_task_id": 1, "source_annotation_id": 1,
-            })
-    return rows
+    """Scripted reviewers r1..r4 (``scripts/make_streamvibe_demo.py decisions``)."""
+    import make_streamvibe_demo
+
+    return make_streamvibe_demo.decisions(review_candidates, objections=objections)
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -1,5 +1,6 @@
 """``python -m pipelines.streamvibe`` end to end, offline, on the demo corpus of real registry
-videos: pending review → scripted decision log → release (seed 001 §3.3, App. B.2-B.3; SPEC §3).
+videos: pending review → scripted decision log → release (StreamVibe §3.3, App. B.2-B.3;
+design.md §Conventions).
 
 The demo corpus carries its own bad inputs (a truncated mp4, a corrupt AVI, a truncated AVI whose
 task record annotates events past its real end, a manifest line without a task record), so the
@@ -104,7 +105,7 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
             for r in tree}["tree"] == (444, 68, 30)
     assert "G" not in [c["config_name"] for c in _configs(final)] and "pointwise" in [
         c["config_name"] for c in _configs(final)]
-    # rebuild: byte-identical Parquet (SPEC §3)
+    # rebuild: byte-identical Parquet (design.md §Conventions)
     again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--reviews", str(log)])
     assert _digests(final) == _digests(again)
 

@@ -1,4 +1,4 @@
-"""Validation, rule-based candidates, negative probes and serialization (seed 001 §3.1, App. B.2).
+"""Validation, rule-based candidates, negative probes and serialization (StreamVibe §3.1, App. B.2).
 
 Each rule of the task formulation is exercised on hand-made candidates: what is fixed (only the
 unambiguous) and what is rejected, with the field the rejection names.
@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from pipelines.common.errors import BadInput
+from core.errors import BadInput
 from pipelines.streamvibe.candidates import RuleGenerator, transitions_for
 from pipelines.streamvibe.negatives import negative_probes
 from pipelines.streamvibe.serialize import active_at, allocate, pointwise_records, steps_for
@@ -258,7 +258,7 @@ def test_transitions_for_composition_keeps_prior_intents():
 def test_manifest_problems_are_rejected_per_line(tmp_path):
     import json
 
-    from pipelines.common.errors import Rejection
+    from core.errors import Rejection
     from pipelines.streamvibe.sources import enumerate_pairs
 
     (tmp_path / "tasks").mkdir()

@@ -1,5 +1,5 @@
 """The Gemini candidate generator through the real google-genai client against a local server
-speaking the generateContent protocol (tests/support/gemini_server.py) — seed 001 §3.3.
+speaking the generateContent protocol (tests/support/gemini_server.py) — StreamVibe §3.3.
 
 Checked: the request (1 FPS frames with their time labels, the versioned prompt as system
 instruction, the JSON response schema, the API key header), retries on 429 and on a malformed

@@ -1,4 +1,4 @@
-"""StreamVibe scoring (seed 001 App. B.5) on hand-computed cases."""
+"""StreamVibe scoring (StreamVibe App. B.5) on hand-computed cases."""
 
 from __future__ import annotations
 

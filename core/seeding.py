@@ -1,4 +1,4 @@
-"""Per-sample seeded randomness (SPEC §3).
+"""Per-sample seeded randomness (design.md §Conventions).
 
 Every random choice is drawn from a generator seeded by ``sha256(global_seed, sample_id,
 purpose)``. A shared RNG would re-letter every later sample when one earlier sample is dropped,

@@ -1,0 +1,92 @@
+"""Large bytes live in files; records carry small references to them.
+
+Why: a Beam runner keeps the elements of a PCollection in memory wherever it has to hold them
+(shuffles, side inputs, buffers between worker processes). Records that carry their frames make
+a build's memory grow with the benchmark (10 GB at a fifth of ProactiveBench), and with worker
+processes such large elements were seen to lose records. So a frame is written once, as soon as
+it is produced, to a content-addressed file under the build's staging folder, and the record
+carries a :class:`BlobRef` (a few dozen bytes) in place of the bytes. The Parquet writer reads
+the bytes back when it writes a row group (``exports.parquet_shards``); anything that needs the
+pixels before that (a model probe, a review copy) calls :func:`resolve`.
+
+Files go through Beam's file systems, so the store works wherever the staging folder is
+(local disk, GCS, S3, HDFS) for every runner that can reach it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+from apache_beam.io.filesystems import FileSystems
+
+HEAD_BYTES = 16  # kept in the reference: enough to tell the format (PNG / JPEG magic)
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    """Where a blob is, how big it is and how it starts; ``read()`` returns the bytes."""
+
+    root: str
+    sha256: str
+    size: int
+    head: bytes
+
+    @property
+    def path(self) -> str:
+        return blob_path(self.root, self.sha256)
+
+    def read(self) -> bytes:
+        with FileSystems.open(self.path) as fh:
+            data = fh.read()
+        if len(data) != self.size:
+            raise OSError(f"blob {self.path} has {len(data)} bytes, expected {self.size}")
+        return data
+
+
+def blob_path(root: str, sha256: str) -> str:
+    return FileSystems.join(root, sha256[:2], sha256)
+
+
+class BlobStore:
+    """Content-addressed files under ``root``: the same bytes are stored once."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._made: set[str] = set()
+
+    def put(self, data: bytes) -> BlobRef:
+        digest = hashlib.sha256(data).hexdigest()
+        ref = BlobRef(self.root, digest, len(data), bytes(data[:HEAD_BYTES]))
+        path = ref.path
+        if not FileSystems.exists(path):
+            parent = FileSystems.join(self.root, digest[:2])
+            if parent not in self._made:
+                try:
+                    FileSystems.mkdirs(parent)
+                except OSError:  # Beam's error when it exists (another worker made it first)
+                    if not FileSystems.exists(parent):
+                        raise
+                self._made.add(parent)
+            # written under a unique name, then renamed: a retried or concurrent writer of the
+            # same bytes never exposes a half-written blob
+            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+            with FileSystems.create(tmp) as fh:
+                fh.write(data)
+            FileSystems.rename([tmp], [path])
+        return ref
+
+
+def resolve(value: bytes | BlobRef) -> bytes:
+    """The bytes of a frame, whether it is still inline or already in the store."""
+    return value.read() if isinstance(value, BlobRef) else value
+
+
+def head(value: bytes | BlobRef) -> bytes:
+    """The first bytes of a frame (format detection) without reading a stored blob."""
+    return value.head if isinstance(value, BlobRef) else value[:HEAD_BYTES]
+
+
+def size(value: bytes | BlobRef) -> int:
+    return value.size if isinstance(value, BlobRef) else len(value)

@@ -1,0 +1,125 @@
+#!/usr/bin/env python
+"""The sha256 of every file of the three demo releases, built from scratch.
+
+A refactoring that claims to preserve behaviour must give the same bytes; this is how that is
+checked. It builds, in a temporary folder, the ProactiveBench demo release, the ProReady-QA demo
+release (scripted demo decisions and corrections) and the StreamVibe demo release (scripted
+approvals of every candidate), and lists ``benchmark/relative path → sha256``.
+
+Text files are hashed after two normalisations, because they legitimately differ between two
+checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the
+``code_version`` (git commit of the code) becomes ``<code_version>``. Nothing else is normalised.
+
+    .venv/bin/python scripts/demo_fingerprint.py                 # print the fingerprint
+    .venv/bin/python scripts/demo_fingerprint.py --check FILE    # compare, list what differs
+    .venv/bin/python scripts/demo_fingerprint.py --write FILE    # record a deliberate change
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+TEXT = {".md", ".json", ".jsonl", ".txt", ".csv", ".html", ".yaml"}
+# as the manifest and the card print it: "code_version": "…" / code version: `…`
+CODE_VERSION = re.compile(r'("code_version": "|code version: `)[^"`]*')
+
+
+def normalized(path: Path, tmp: Path) -> bytes:
+    data = path.read_bytes()
+    if path.suffix not in TEXT:
+        return data
+    text = data.decode("utf-8")
+    text = text.replace(str(tmp), "<TMP>").replace(str(REPO), "<REPO>")
+    return CODE_VERSION.sub(r"\1<code_version>", text).encode("utf-8")
+
+
+def fingerprint(release: Path, tmp: Path) -> dict[str, str]:
+    return {p.relative_to(release).as_posix(): hashlib.sha256(normalized(p, tmp)).hexdigest()
+            for p in sorted(release.rglob("*")) if p.is_file()}
+
+
+def build_all(tmp: Path) -> dict[str, dict[str, str]]:
+    import make_demo_corpus
+    import make_proready_demo
+    import make_streamvibe_demo
+
+    from pipelines.proactivebench.build import run as run_proactivebench
+    from pipelines.proready.build import run as run_proready
+    from pipelines.streamvibe.build import run as run_streamvibe
+
+    raw, out = tmp / "raw", tmp / "out"
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    with quiet:
+        make_demo_corpus.main(["--out", str(raw)])
+        pb = run_proactivebench(["--raw-dir", str(raw), "--out", str(out)])
+
+        make_proready_demo.make_corpus(raw)
+        review = run_proready(["--raw-dir", str(raw), "--out", str(out)])
+        decisions, corrections = make_proready_demo.make_decisions(review, tmp / "pr-review")
+        pr = run_proready(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(decisions),
+                           "--corrections", str(corrections)])
+
+        make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", raw / "streamvibe")
+        pending = run_streamvibe(["--raw-dir", str(raw), "--out", str(out)])
+        log = tmp / "sv-decisions.demo.jsonl"
+        rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
+        log.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        sv = run_streamvibe(["--raw-dir", str(raw), "--out", str(out), "--reviews", str(log)])
+    return {"proactivebench": fingerprint(pb, tmp), "proready": fingerprint(pr, tmp),
+            "streamvibe": fingerprint(sv, tmp)}
+
+
+def differences(expected: dict[str, dict[str, str]], actual: dict[str, dict[str, str]]) -> list[str]:
+    out = []
+    for bench in sorted(set(expected) | set(actual)):
+        exp, act = expected.get(bench, {}), actual.get(bench, {})
+        for rel in sorted(set(exp) | set(act)):
+            if rel not in act:
+                out.append(f"{bench}/{rel}: missing")
+            elif rel not in exp:
+                out.append(f"{bench}/{rel}: new file")
+            elif exp[rel] != act[rel]:
+                out.append(f"{bench}/{rel}: different bytes")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--check", type=Path, help="compare with a recorded fingerprint")
+    group.add_argument("--write", type=Path, help="record the fingerprint")
+    ap.add_argument("--keep", type=Path, help="build in this (new) folder and keep the releases")
+    args = ap.parse_args(argv)
+    if args.keep:
+        args.keep.mkdir(parents=True)
+        actual = build_all(args.keep.resolve())
+    else:
+        with tempfile.TemporaryDirectory(prefix="benchforge-fingerprint-") as tmp:
+            actual = build_all(Path(tmp).resolve())
+    text = json.dumps(actual, indent=1, sort_keys=True) + "\n"
+    if args.write:
+        args.write.write_text(text)
+        print(f"wrote {args.write}: {sum(len(v) for v in actual.values())} files", file=sys.stderr)
+        return 0
+    if args.check:
+        diff = differences(json.loads(args.check.read_text()), actual)
+        print("\n".join(diff) if diff else "same bytes", file=sys.stderr)
+        return 1 if diff else 0
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
