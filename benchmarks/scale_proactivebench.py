@@ -1,0 +1,460 @@
+"""How a ProactiveBench build scales with the corpus: time, memory and size at 1×, 10×, 100×, paper size.
+
+Why: the demo corpus builds in seconds, which says nothing about a build of the paper's ~18K
+samples. For each scale this replicates the demo corpus (``benchmarks/replicate_corpus.py``:
+every item N times under new ids, native layouts, hard links), runs the real build in a
+subprocess — ``.venv/bin/python -m pipelines.proactivebench --config … --raw-dir … --out …`` —
+while sampling the memory of its whole process tree, then measures the release. Absolute
+seconds depend on the machine (and on whoever else uses it: the load average at the start of
+each build is recorded); the ratios are what to compare across runs.
+
+    .venv/bin/python benchmarks/scale_proactivebench.py                      # 1×, 10×, 100×
+    .venv/bin/python benchmarks/scale_proactivebench.py --scales 1,10 --json scale.json
+    .venv/bin/python benchmarks/scale_proactivebench.py --scales 1 --paper --workers 2
+
+Options: ``--scales`` (comma list of factors, default ``1,10,100``), ``--paper`` (adds the
+paper-size preset of replicate_corpus.py), ``--unique-bytes`` (byte-distinct copies instead of
+hard links, see replicate_corpus.py), ``--workers N`` (N > 1 adds
+``--direct_running_mode=multi_processing --direct_num_workers=N``), ``--timeout`` (seconds per
+build; the build's process group is then killed), ``--work-dir`` / ``--keep`` (corpora and
+releases are deleted after each scale unless kept), ``--json out.json``.
+
+The build config is ``configs/proactivebench.yaml`` with ``per_class`` of QuickDraw and
+ImageNet-C raised to what the replicated corpus needs (``replication.json``), since their
+per-class caps (10 and 5) would otherwise hide the copies and the scale would not be N×.
+
+Columns of the table (one row per scale; the JSON has the same fields and more):
+
+- ``scale``: the replication factor (``paper`` = the per-dataset preset).
+- ``inputs`` / ``episodes`` / ``rej``: items the build read, episodes kept in the release and
+  items rejected (from ``manifest.json`` ``counts``; rejections should be 0 on a replica).
+- ``images``: frames embedded in the release (all ``data/`` shards).
+- ``wall s``: wall time of the build subprocess, start to exit (replication not included).
+- ``peak RSS MB``: the largest sum of resident set sizes over the build process and all its
+  descendants (Beam worker processes count), sampled from /proc every 0.2 s (psutil when the
+  venv has it). Summing RSS counts pages shared between forked workers more than once, and a
+  peak shorter than 0.2 s can be missed — it is an upper-ish estimate of what the machine must
+  hold, not an exact figure.
+- ``procs``: the most processes seen in the tree at once.
+- ``release MB``: bytes of every file of the published release (data, filtered, rejected,
+  reports, manifest, card). On a hard-linked replica this grows far less than N×: Parquet
+  dictionary-encodes the frames and stores byte-identical copies once (``--unique-bytes``
+  makes most copies distinct; see replicate_corpus.py).
+- ``frames MB``: the bytes of all embedded frames as the rows hold them, before Parquet's
+  dictionary and compression — what the release data would weigh if no two frames were equal.
+- ``floor s``: the decode+re-encode floor, measured in this run on this release: decode every
+  embedded frame once (``pipelines.media.images.decode_image``) and encode it once with the
+  pipeline's encoder settings (``encode_image``: JPEG q95 4:4:4 for JPEG frames, PNG level 6 for
+  PNG frames), single process. A yardstick of per-frame image work measured on the same
+  machine at the same time: the readers decode every frame and encode crops, video frames and
+  strokes, but embed frames that already are JPEG/PNG after only decoding them, so a large
+  build may come close to 1× or even below it.
+- ``×floor``: wall s / floor s — how far the build is from that yardstick (comparable across
+  machines; with several workers the floor is still one process).
+- ``ms/ep``: wall time per episode.
+- ``RSS×`` / ``ms/ep×``: peak RSS and time per episode relative to the base scale (1× if it
+  ran, else the smallest successful scale): how memory and per-episode cost grow with N
+  (RSS× ≈ 1 means memory does not grow with the corpus; ms/ep× < 1 means fixed start-up cost
+  is being amortised).
+- ``load``: the 1-minute load average when the build started (other work on the machine).
+
+A failed build (non-zero exit, or killed on ``--timeout``) is reported as such with its exit
+code, and the last lines of its stderr are printed under the table and saved in the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.replicate_corpus import (  # noqa: E402
+    DEFAULT_CONFIG,
+    DEMO_COUNTS,
+    ENVIRONMENTS,
+    parse_factors,
+    replicate,
+)
+from pipelines.media.images import decode_image, encode_image, sniff_format  # noqa: E402
+
+SAMPLE_INTERVAL_S = 0.2
+STDERR_TAIL_LINES = 12
+MB = 1024 * 1024
+
+
+# -- process-tree memory -------------------------------------------------------------------------------
+def _proc_children() -> dict[int, list[int]]:
+    """parent pid → child pids, from /proc/<pid>/stat (field 4, after the parenthesised name)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:  # the process ended while we looked
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    return children
+
+
+def _proc_rss(pid: int) -> int:
+    try:
+        resident_pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+    return resident_pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def tree_rss_proc(root: int) -> tuple[int, int]:
+    """(sum of RSS bytes, process count) over ``root`` and its descendants, from /proc."""
+    children = _proc_children()
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(children.get(pid, []))
+    return sum(_proc_rss(p) for p in pids), len(pids)
+
+
+def tree_rss_psutil(root: int) -> tuple[int, int]:
+    import psutil
+
+    try:
+        top = psutil.Process(root)
+        procs = [top, *top.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0, 0
+    total = 0
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):  # ended between listing and reading
+            total += proc.memory_info().rss
+    return total, len(procs)
+
+
+def tree_sampler() -> Callable[[int], tuple[int, int]]:
+    """psutil if the venv has it (portable), else /proc (Linux, what these machines run)."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return tree_rss_proc
+    return tree_rss_psutil
+
+
+# -- running one build -------------------------------------------------------------------------------
+@dataclass
+class BuildRun:
+    returncode: int | None
+    wall_s: float
+    peak_rss_bytes: int
+    peak_procs: int
+    samples: int
+    timed_out: bool
+    stderr_tail: list[str]
+
+
+def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None) -> BuildRun:
+    """Run ``cmd`` in its own session (so a timeout can end exactly its process group), sampling
+    the tree's RSS every 0.2 s; stdout/stderr go to files, never to a pipe that could fill up."""
+    sample = tree_sampler()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
+    peak = procs = samples = 0
+    timed_out = False
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, start_new_session=True)
+        while proc.poll() is None:
+            rss, n = sample(proc.pid)
+            peak, procs, samples = max(peak, rss), max(procs, n), samples + 1
+            if timeout is not None and time.perf_counter() - started > timeout:
+                timed_out = True
+                _kill_group(proc)
+                break
+            time.sleep(SAMPLE_INTERVAL_S)
+        proc.wait()
+        wall = time.perf_counter() - started
+    tail = err_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
+    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End the build's own process group (it was started with a new session): TERM, then KILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# -- measuring a release --------------------------------------------------------------------------------
+def find_release(out: Path) -> Path | None:
+    manifests = sorted(out.glob("*/*/manifest.json"))
+    return manifests[0].parent if manifests else None
+
+
+def release_counts(release: Path) -> dict[str, int]:
+    counts = json.loads((release / "manifest.json").read_text())["counts"]
+    return {k: sum(c.get(k, 0) for c in counts.values())
+            for k in ("inputs", "kept", "filtered", "rejected")}
+
+
+def release_bytes(release: Path) -> int:
+    return sum(p.stat().st_size for p in release.rglob("*") if p.is_file())
+
+
+def decode_encode_floor(release: Path) -> tuple[int, int, float]:
+    """(frames, their bytes, seconds) to decode every embedded frame once and re-encode it once
+    with the pipeline's encoder settings; Parquet reading is outside the timed part."""
+    frames, nbytes, seconds = 0, 0, 0.0
+    for shard in sorted((release / "data").rglob("*.parquet")):
+        for batch in pq.ParquetFile(shard).iter_batches(batch_size=16, columns=["frames"]):
+            for row in batch.column("frames").to_pylist():
+                for frame in row or []:
+                    data = frame["bytes"]
+                    started = time.perf_counter()
+                    encode_image(decode_image(data, frame.get("path") or shard.name),
+                                 sniff_format(data) or "png")
+                    seconds += time.perf_counter() - started
+                    frames += 1
+                    nbytes += len(data)
+    return frames, nbytes, seconds
+
+
+# -- one scale ---------------------------------------------------------------------------------------
+@dataclass
+class ScaleResult:
+    scale: str
+    factors: dict[str, int]
+    expected_inputs: int
+    status: str = "ok"
+    returncode: int | None = None
+    inputs: int = 0
+    episodes: int = 0
+    filtered: int = 0
+    rejected: int = 0
+    images: int = 0
+    replicate_s: float = 0.0
+    wall_s: float = 0.0
+    peak_rss_mb: float = 0.0
+    peak_procs: int = 0
+    rss_samples: int = 0
+    release_mb: float = 0.0
+    frames_mb: float = 0.0
+    floor_s: float = 0.0
+    build_over_floor: float | None = None
+    ms_per_episode: float | None = None
+    rss_vs_base: float | None = None
+    ms_per_episode_vs_base: float | None = None
+    load_avg_1m: float = 0.0
+    stderr_tail: list[str] = field(default_factory=list)
+
+
+def write_config(base: Path, per_class: dict[str, int], path: Path) -> Path:
+    """The base build config with QuickDraw/ImageNet-C ``per_class`` raised for the replica."""
+    cfg = yaml.safe_load(base.read_text())
+    for env, value in per_class.items():
+        cfg["environments"][env] = {**(cfg["environments"].get(env) or {}), "per_class": value}
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def python_exe() -> str:
+    venv = ROOT / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def build_command(config: Path, corpus: Path, out: Path, workers: int) -> list[str]:
+    cmd = [python_exe(), "-m", "pipelines.proactivebench", "--config", str(config),
+           "--raw-dir", str(corpus), "--out", str(out)]
+    if workers > 1:
+        cmd += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    return cmd
+
+
+def run_scale(label: str, factors: dict[str, int], args: argparse.Namespace, work: Path
+              ) -> ScaleResult:
+    result = ScaleResult(label, factors, sum(factors[e] * DEMO_COUNTS[e] for e in ENVIRONMENTS))
+    corpus, out = work / f"corpus-{label}", work / f"out-{label}"
+    log(f"{label}: replicating {args.raw_dir} ({result.expected_inputs} items)")
+    started = time.perf_counter()
+    try:
+        summary = replicate(args.raw_dir, corpus, factors, config=args.config,
+                            unique_bytes=args.unique_bytes)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a row that says why, not a crash
+        result.status, result.stderr_tail = "replication failed", [f"{type(exc).__name__}: {exc}"]
+        return result
+    result.replicate_s = time.perf_counter() - started
+    config = write_config(args.config, summary["reader_per_class"], work / f"config-{label}.yaml")
+    shutil.rmtree(out, ignore_errors=True)
+    result.load_avg_1m = os.getloadavg()[0]
+    log(f"{label}: building (workers={args.workers})")
+    run = run_monitored(build_command(config, corpus, out, args.workers), work / f"logs-{label}",
+                        args.timeout)
+    result.returncode, result.wall_s = run.returncode, run.wall_s
+    result.peak_rss_mb, result.peak_procs = run.peak_rss_bytes / MB, run.peak_procs
+    result.rss_samples = run.samples
+    release = find_release(out) if run.returncode == 0 else None
+    if run.timed_out or release is None:
+        result.status = "timeout" if run.timed_out else f"failed rc={run.returncode}"
+        result.stderr_tail = run.stderr_tail
+    else:
+        measure_release(result, release)
+    if not args.keep:
+        shutil.rmtree(corpus, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def measure_release(result: ScaleResult, release: Path) -> None:
+    counts = release_counts(release)
+    result.inputs, result.episodes = counts["inputs"], counts["kept"]
+    result.filtered, result.rejected = counts["filtered"], counts["rejected"]
+    result.release_mb = release_bytes(release) / MB
+    log(f"{result.scale}: measuring the decode+re-encode floor")
+    result.images, frame_bytes, result.floor_s = decode_encode_floor(release)
+    result.frames_mb = frame_bytes / MB
+    result.build_over_floor = result.wall_s / result.floor_s if result.floor_s else None
+    result.ms_per_episode = 1000 * result.wall_s / result.episodes if result.episodes else None
+
+
+def add_ratios(results: list[ScaleResult]) -> str | None:
+    """Fill the ``*_vs_base`` ratios against 1× (else the first successful scale)."""
+    ok = [r for r in results if r.status == "ok" and r.ms_per_episode]
+    if not ok:
+        return None
+    base = next((r for r in ok if r.scale == "1x"), ok[0])
+    for r in ok:
+        r.rss_vs_base = r.peak_rss_mb / base.peak_rss_mb if base.peak_rss_mb else None
+        r.ms_per_episode_vs_base = r.ms_per_episode / base.ms_per_episode
+    return base.scale
+
+
+# -- report ----------------------------------------------------------------------------------------------
+COLUMNS = [  # header, width, formatter
+    ("scale", 6, lambda r: r.scale),
+    ("inputs", 7, lambda r: f"{r.inputs}"),
+    ("episodes", 9, lambda r: f"{r.episodes}"),
+    ("rej", 4, lambda r: f"{r.rejected}"),
+    ("images", 8, lambda r: f"{r.images}"),
+    ("wall s", 8, lambda r: f"{r.wall_s:.1f}"),
+    ("peak RSS MB", 12, lambda r: f"{r.peak_rss_mb:.0f}"),
+    ("procs", 6, lambda r: f"{r.peak_procs}"),
+    ("release MB", 11, lambda r: f"{r.release_mb:.1f}"),
+    ("frames MB", 10, lambda r: f"{r.frames_mb:.1f}"),
+    ("floor s", 8, lambda r: f"{r.floor_s:.2f}"),
+    ("×floor", 7, lambda r: _opt(r.build_over_floor, "{:.1f}")),
+    ("ms/ep", 8, lambda r: _opt(r.ms_per_episode, "{:.0f}")),
+    ("RSS×", 6, lambda r: _opt(r.rss_vs_base, "{:.2f}")),
+    ("ms/ep×", 7, lambda r: _opt(r.ms_per_episode_vs_base, "{:.2f}")),
+    ("load", 5, lambda r: f"{r.load_avg_1m:.1f}"),
+]
+
+
+def _opt(value: float | None, fmt: str) -> str:
+    return "—" if value is None else fmt.format(value)
+
+
+def render_table(results: list[ScaleResult], base: str | None) -> str:
+    lines = ["  ".join(f"{h:>{w}}" for h, w, _ in COLUMNS)]
+    for r in results:
+        if r.status == "ok":
+            lines.append("  ".join(f"{fmt(r):>{w}}" for _h, w, fmt in COLUMNS))
+        else:
+            lines.append(f"{r.scale:>6}  {r.status} after {r.wall_s:.1f} s, peak RSS "
+                         f"{r.peak_rss_mb:.0f} MB ({r.expected_inputs} items)")
+    if base:
+        lines.append(f"(ratios RSS× and ms/ep× are relative to {base})")
+    for r in results:
+        if r.status == "ok" and r.inputs != r.expected_inputs:
+            lines.append(f"WARNING {r.scale}: {r.inputs} inputs, expected {r.expected_inputs}")
+        if r.stderr_tail:
+            lines.append(f"--- {r.scale}: {r.status}; last lines of stderr:")
+            lines.extend(f"    {line}" for line in r.stderr_tail)
+    return "\n".join(lines)
+
+
+def log(message: str) -> None:
+    print(f"[scale] {message}", file=sys.stderr, flush=True)
+
+
+def parse_scales(text: str) -> list[int]:
+    try:
+        scales = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError as exc:
+        raise SystemExit(f"--scales {text!r}: expected comma-separated integers") from exc
+    if any(s < 1 for s in scales):
+        raise SystemExit("--scales: factors must be ≥ 1")
+    return scales
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--raw-dir", type=Path, default=ROOT / "demo_corpus")
+    parser.add_argument("--scales", default="1,10,100", help="comma-separated factors")
+    parser.add_argument("--paper", action="store_true", help="also build the paper-size preset")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--unique-bytes", action="store_true",
+                        help="replicate with byte-distinct JPEG/PNG copies (replicate_corpus.py)")
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per build")
+    parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep corpora, releases and logs")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args(argv)
+    plan = [(f"{n}x", parse_factors(n, [], False)) for n in parse_scales(args.scales)]
+    if args.paper:
+        plan.append(("paper", parse_factors(1, [], True)))
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="scale-proactivebench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        results = [run_scale(label, factors, args, work) for label, factors in plan]
+    finally:
+        if args.work_dir is None and not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    base = add_ratios(results)
+    print(render_table(results, base))
+    if args.json:
+        args.json.write_text(json.dumps(report(results, base, args), indent=2) + "\n")
+    return 0 if all(r.status == "ok" for r in results) else 1
+
+
+def report(results: list[ScaleResult], base: str | None, args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "raw_dir": str(args.raw_dir),
+        "workers": args.workers,
+        "unique_bytes": args.unique_bytes,
+        "sample_interval_s": SAMPLE_INTERVAL_S,
+        "base": base,
+        "results": [asdict(r) for r in results],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
