@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
+BENCHFORGE := $(VENV)/bin/benchforge
 RAW_DIR ?= demo_corpus
 OUT ?= out
 CONFIG ?= configs/proactivebench.yaml
@@ -40,15 +41,15 @@ demo-corpus: venv
 	  bash scripts/fetch_demo_media.sh && $(PY) scripts/make_demo_corpus.py --out demo_corpus; fi
 
 build-proactivebench: venv demo-corpus
-	$(strip $(PY) -m pipelines.proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	$(strip $(BENCHFORGE) build proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(SOURCE_ARGS) $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS))
 
 check: venv
-	$(PY) -m exports.quality_cli $(RELEASE)
+	$(BENCHFORGE) check $(RELEASE)
 
 # The authors' `proactivebench` layout; --verify replays it in their classes under Python 3.12.
 compat-export: venv
-	$(PY) -m exports.compat_proactivebench $(RELEASE) $(OUT)/proactivebench-compat/$(PB_VERSION) \
+	$(BENCHFORGE) export compat-proactivebench $(RELEASE) $(OUT)/proactivebench-compat/$(PB_VERSION) \
 	  --overwrite --verify
 
 benchmark: venv demo-corpus
@@ -78,7 +79,7 @@ build-proready: venv
 	@bash scripts/setup_system.sh video
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
 	  bash scripts/fetch_videos.sh >/dev/null && $(PY) scripts/make_proready_demo.py corpus --out demo_corpus; fi
-	$(strip $(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	$(strip $(BENCHFORGE) build proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(CORRECTIONS),--corrections $(CORRECTIONS),) \
 	  $(RUNNER_ARGS) $(BEAM_ARGS))
 
@@ -86,35 +87,31 @@ build-proready: venv
 demo-release-proready: build-proready
 	$(PY) scripts/make_proready_demo.py decisions --review $(OUT)/proready/review/$(PR_VERSION) \
 	  --out demo_corpus/proready/review
-	$(strip $(PY) -m pipelines.proready --config $(PR_CONFIG) --raw-dir demo_corpus --out $(OUT) \
+	$(strip $(BENCHFORGE) build proready --config $(PR_CONFIG) --raw-dir demo_corpus --out $(OUT) \
 	  --decisions demo_corpus/proready/review/decisions.demo.jsonl \
 	  --corrections demo_corpus/proready/review/corrections.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # StreamVibe-Bench (StreamVibe paper): stops at "pending review" until a decision log is given.
 SV_CONFIG ?= configs/streamvibe.yaml
 SV_VERSION := $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(SV_CONFIG))
-REVIEWS ?=
 GENERATOR ?=
-.PHONY: build-streamvibe demo-release-streamvibe check-streamvibe
+.PHONY: build-streamvibe demo-release-streamvibe
 build-streamvibe: venv
 	@bash scripts/setup_system.sh video
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
 	  bash scripts/fetch_videos.sh >/dev/null && \
 	  $(PY) scripts/make_streamvibe_demo.py corpus --media .cache/demo-media/video --out demo_corpus/streamvibe; fi
-	$(strip $(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
-	  $(if $(REVIEWS),--reviews $(REVIEWS),) $(if $(GENERATOR),--generator $(GENERATOR),) \
+	$(strip $(BENCHFORGE) build streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
+	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(GENERATOR),--generator $(GENERATOR),) \
 	  $(RUNNER_ARGS) $(BEAM_ARGS))
 
-# Demo only: scripted four-reviewer approvals (the card says the decisions are scripted), then
-# the release.
+# Demo only: scripted four-reviewer approvals (the decision log's name says demo), then the
+# release.
 demo-release-streamvibe: build-streamvibe
 	$(PY) scripts/make_streamvibe_demo.py decisions --review $(OUT)/streamvibe/review/$(SV_VERSION) \
 	  --out demo_corpus/streamvibe-review/decisions.demo.jsonl
-	$(strip $(PY) -m pipelines.streamvibe --config $(SV_CONFIG) --raw-dir demo_corpus --out $(OUT) \
-	  --reviews demo_corpus/streamvibe-review/decisions.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
-
-check-streamvibe: venv
-	$(PY) -m pipelines.streamvibe.quality $(OUT)/streamvibe/$(SV_VERSION)
+	$(strip $(BENCHFORGE) build streamvibe --config $(SV_CONFIG) --raw-dir demo_corpus --out $(OUT) \
+	  --decisions demo_corpus/streamvibe-review/decisions.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # A real Label Studio on 127.0.0.1 (own venv .venv-ls) with the admin + four reviewers of
 # configs/review_panel.yaml; tokens go to ~/.config/benchforge/label_studio.json (mode 600).

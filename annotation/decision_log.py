@@ -15,7 +15,6 @@ looks like an e-mail address.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from collections.abc import Iterable, Mapping
@@ -26,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.files import write_atomic
 from schemas.review import DECISIONS, REVIEW_DECISION
 
 _META_KEY = b"benchforge_pull"
@@ -74,13 +74,11 @@ def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, bench
     table = to_table(decisions, {"benchmark": benchmark, "review_round": review_round,
                                  "pulled_at": now.isoformat()})
     path = log / "decisions" / f"{stem}.parquet"
-    tmp = path.with_name("." + path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    vpath = log / "violations" / f"{stem}.jsonl"
-    vtmp = vpath.with_name("." + vpath.name + ".tmp")
-    vtmp.write_text("".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
-    os.replace(vtmp, vpath)
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    write_atomic(path, buf.getvalue().to_pybytes())
+    write_atomic(log / "violations" / f"{stem}.jsonl",
+                 "".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
     return path
 
 
@@ -132,3 +130,43 @@ def read_violations(log_dir: str | Path, *, current: bool = True) -> list[dict[s
         if v.exists():
             out.extend(json.loads(line) for line in v.read_text().splitlines() if line)
     return out
+
+
+class DecisionLogError(ValueError):
+    """A decision log that cannot be read; the message names the file and the row or line."""
+
+
+def read_decisions(path: str | Path, benchmark: str) -> list[dict[str, Any]]:
+    """The one reader of review decisions for a build (``--decisions``): a decision-log folder as
+    ``pull`` writes it (current decisions: the latest pull of every round), a Parquet file or a
+    folder of Parquet files, or a JSONL file of ``REVIEW_DECISION`` rows. Every row is checked
+    like a pulled one (fields, decision values, rater kind, no e-mail addresses); rows of other
+    benchmarks are left out."""
+    p = Path(path)
+    if not p.exists():
+        raise DecisionLogError(f"{p} does not exist")
+    if (p / "decisions").is_dir():
+        rows, where = read(p), []
+    elif p.suffix == ".parquet" or p.is_dir():
+        files = [p] if p.is_file() else sorted(p.rglob("*.parquet"))
+        rows, where = [], []
+        for f in files:
+            part = pq.read_table(f).to_pylist()
+            rows += part
+            where += [f"{f.name}: row {n}" for n in range(1, len(part) + 1)]
+    else:
+        rows, where = [], []
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DecisionLogError(f"{p.name}: line {n}: invalid JSON ({exc.msg})") from None
+            where.append(f"{p.name}: line {n}")
+    for n, row in enumerate(rows):
+        try:
+            _check(row)
+        except ValueError as exc:
+            raise DecisionLogError(f"{where[n] if where else p.name}: {exc}") from None
+    return [r for r in rows if r["benchmark"] == benchmark]

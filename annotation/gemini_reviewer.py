@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import os
 import random
@@ -61,6 +60,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
+from core.files import canonical_json, content_hash
 from filtering.cache import ResponseCache, response_key
 from filtering.leak import _run_async
 from filtering.probes import (
@@ -125,15 +125,6 @@ class ReviewFailure(Exception):
         self.kind = kind
         self.message = message
         self.attempts = attempts
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_hash(content: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of the candidate content that was reviewed."""
-    return hashlib.sha256(canonical_json(content).encode()).hexdigest()
 
 
 def _sha256(data: bytes) -> str:

@@ -28,7 +28,6 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import defaultdict
@@ -44,6 +43,7 @@ from annotation.label_config import (
     parse_result,
 )
 from annotation.rubrics import Rubric
+from core.files import canonical_json, content_hash
 
 MARKER = "benchforge-review:"  # project description prefix; identifies our projects
 _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
@@ -51,16 +51,6 @@ VIOLATION_KINDS = (
     "author_not_in_panel", "written_by_other", "invalid_value", "incomplete_approval",
     "duplicate_decision", "cancelled", "task_modified", "foreign_task",
 )
-
-
-def canonical_json(obj: Any) -> str:
-    """Key-sorted, compact, NaN-free JSON: the byte string ``content_hash`` is taken over."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-
-
-def content_hash(content: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,14 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from core.files import write_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LABEL_STUDIO_VERSION = "1.23.2"  # the version docs/label_studio.md was measured on
@@ -93,16 +94,7 @@ class SecretStore:
     def save(self) -> None:
         """Atomic write, file 0600 and directory 0700 from the first byte (no chmod race)."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".label_studio.", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self.data, fh, indent=2, sort_keys=True)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_atomic(self.path, json.dumps(self.data, indent=2, sort_keys=True), mode=0o600)
 
     def secret_key(self) -> str:
         """``$BENCHFORGE_LS_SECRET_KEY`` or the stored key; a new one is generated once.

@@ -36,9 +36,14 @@ def render_card(
     schema: RecordSchema,
     warnings: list[str],
     usage: str,
+    extra_configs: list[dict[str, Any]] | None = None,
+    sections: list[str] | None = None,
 ) -> str:
+    """The card: ``groups`` become configs (plus ``all``), ``extra_configs`` follow them (e.g. a
+    second record type); ``sections`` are markdown lines appended after the provenance."""
+    configs = configs_yaml(groups, split) + list(extra_configs or [])
     header = yaml.safe_dump(
-        {"configs": configs_yaml(groups, split), "license": "other", "pretty_name": title},
+        {"configs": configs, "license": "other", "pretty_name": title},
         sort_keys=False,
     )
     lines = [f"---\n{header}---", f"# {title} — release {manifest['version']}", "", summary, ""]
@@ -75,4 +80,5 @@ def render_card(
         "- per-file sha256 and row counts: `manifest.json`",
         "",
     ]
-    return "\n".join(lines)
+    card = "\n".join(lines)
+    return card + "\n".join(sections) + "\n" if sections else card

@@ -183,7 +183,3 @@ def write_group(root: str, group: str, records: list[dict[str, Any]], schema: Re
         rel = f"{group}/{shard_name(split, index, shards)}"
         out.append({"path": rel, **write_shard(f"{root}/{rel}", part, schema, unique)})
     return out
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

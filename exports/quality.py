@@ -1,63 +1,36 @@
-"""Data-quality suite for a ProactiveBench episode release (great_expectations 1.24, design.md §Environment).
+"""The one great-expectations runner: a release's suites → pass/fail, a report, Data Docs.
 
-CI runs this on every release. It validates the *whole* release as one pandas batch — a
-per-file batch would miss a duplicate id spread over two shards (design.md §Environment) — and the manifest
-counts (design.md §Conventions "Nothing lost": ``inputs = kept + filtered + rejected``, per environment).
+Every benchmark supplies its suites (:class:`Suite`: a name, ONE dataframe of the whole release
+— per-file batches would miss a duplicate id spread over two shards — its expectations and the
+key column that names failing rows); this module runs them in an ephemeral context (a bare
+``get_context()`` would pick up a ``gx/`` folder of a parent), collects one :class:`CheckResult`
+per expectation and writes ``data_quality.md`` / ``data_quality.json`` (Data Docs pages render
+unstyled offline — their CSS comes from CDNs — so the plain summary is what people read).
 
-Why derived columns: great_expectations' core expectations do not work on list columns (a
-length check measures the string form, design.md §Environment), and the episode is mostly lists (options,
-categories, the state graph). Each list rule is therefore computed here in plain Python into a
-scalar column (a count or a boolean) and checked with a core expectation; the suite stays
-loadable without custom expectation classes (a suite loaded without their module silently drops
-them). The derived rules follow the episode definition (ProactiveBench §3.1, App. 0.A):
-
-* four distinct categories, the answer among them (App. 0.A.*: "four possible categories");
-* ``option_kinds``/``option_actions`` aligned with ``options``; kinds and actions valid;
-* the number of options per environment as the prompts in App. 0.A show them: ROD 3, VSOD 3,
-  MVP-N 2, ImageNet-C 5, QuickDraw 2, ChangeIt 3, COCO 2 (cardinal, zoom out) or 3 (ordinal);
-* every state's frame in range, ``option_ids`` in range and aligned with ``next_states``,
-  next states in range or -1; ``start_state``/``goal_states``/``reference_frame`` in range;
-* every proactive option parses to its action under the official ``action_map`` rules and only
-  abstain options contain "cannot"/"do not" (``pools.official_action``), so the authors'
-  evaluator scores the episode as our graph does; ``first_turn_prompt`` is the start state
-  rendered in the official MCQA format; ``frame_sources`` aligned with ``frames``;
-* a non-void goal state reachable from the start within ``max_steps`` turns (the shortest path
-  of proactive options plus the answering turn; §3.1: suggestions are allowed a finite number
-  of times, after which the episode fails).
-
-The frames themselves are not loaded into the batch (they are embedded image bytes); only their
-count per row is, read in record batches so memory stays bounded.
+Core expectations do not work on list columns (a length check measures the string form), so the
+benchmarks derive scalar or boolean columns from lists in plain Python and check those; the
+suites need no custom expectation classes (a suite loaded without their module drops them).
 """
 
 from __future__ import annotations
 
-import glob
 import html
 import json
 import logging
 import os
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from pipelines.proactivebench.pools import (
-    ACTIONS,
-    coco_components,
-    is_official_abstain,
-    official_action,
-    render_mcqa_prompt,
-)
-from schemas.proactivebench import ENVIRONMENTS, OPTION_KINDS
 
-# Options shown per environment in App. 0.A.1–0.A.7 (proactive + invalid + abstain).
-EXPECTED_OPTIONS = {"rod": 3, "vsod": 3, "mvpn": 2, "imagenet_c": 5, "quickdraw": 2,
-                    "changeit": 3}
-_SCALARS = ["id", "environment", "answer", "start_state", "reference_frame", "max_steps"]
+@dataclass
+class Suite:
+    name: str
+    frame: pd.DataFrame
+    expectations: list[Any]
+    key: str = "id"  # column that names an unexpected row in the report
 
 
 @dataclass
@@ -90,229 +63,23 @@ class QualityReport:
         return [c for c in self.checks if not c.success]
 
 
-# -- loading and deriving ----------------------------------------------------------------------------------
-def _expected_options(env: str, metadata: str) -> int:
-    if env == "coco":
-        try:
-            direction = json.loads(metadata or "{}").get("direction", "")
-            return len(coco_components(direction)) + 1
-        except (ValueError, TypeError):
-            return -1  # unreadable direction: the option-count check fails and says so
-    return EXPECTED_OPTIONS.get(env, -1)
-
-
-def _shortest_turns(row: dict[str, Any]) -> int:
-    """Turns an oracle needs: proactive moves to the nearest non-void goal + 1 answer (-1: none)."""
-    states = row["states"]
-    goals = set(row["goal_states"]) - set(row["void_states"])
-    start = row["start_state"]
-    if not 0 <= start < len(states):
-        return -1
-    dist = {start: 0}
-    queue = deque([start])
-    while queue:
-        s = queue.popleft()
-        if s in goals:
-            return dist[s] + 1
-        st = states[s]
-        for opt, nxt in zip(st["option_ids"], st["next_states"], strict=False):
-            kind = row["option_kinds"][opt] if 0 <= opt < len(row["option_kinds"]) else ""
-            if kind == "proactive" and 0 <= nxt < len(states) and nxt not in dist:
-                dist[nxt] = dist[s] + 1
-                queue.append(nxt)
-    return -1
-
-
-def _options_parse(row: dict[str, Any]) -> bool:
-    """Every proactive option maps to its action under the official ``action_map`` rules and no
-    option is misread as abstaining (or abstaining options as suggestions) — else the authors'
-    evaluator would score this episode differently from our graph."""
-    try:
-        direction = json.loads(row["source_metadata"] or "{}").get("direction", "")
-        for text, kind, action in zip(row["options"], row["option_kinds"], row["option_actions"],
-                                      strict=True):
-            if (kind == "abstain") != is_official_abstain(text):
-                return False
-            if kind == "proactive" and official_action(
-                    text, row["environment"], {"direction": direction}) != action:
-                return False
-    except (ValueError, TypeError, AttributeError):
-        return False
-    return True
-
-
-def derive(row: dict[str, Any], num_frames: int) -> dict[str, Any]:
-    """The scalar columns the suite checks, for one EPISODE row (lists as plain Python)."""
-    options, kinds, actions = row["options"], row["option_kinds"], row["option_actions"]
-    cats = row["categories"]
-    states = row["states"]
-    n_states = len(states)
-    n_opts = len(options)
-    aligned = len(kinds) == n_opts and len(actions) == n_opts
-    actions_ok = aligned and all(
-        (a == "") if k == "abstain" else (a in ACTIONS) for k, a in zip(kinds, actions, strict=True)
-    )
-    turns = _shortest_turns(row)
-    start = row["start_state"]
-    start_ok = 0 <= start < n_states
-    shown = [options[i] for i in states[start]["option_ids"] if 0 <= i < n_opts] if start_ok else []
-    try:
-        prompt_ok = start_ok and row["first_turn_prompt"] == render_mcqa_prompt(
-            row["environment"], row["question"], shown + list(cats), None)
-    except ValueError:
-        prompt_ok = False
-    return {
-        "num_frames": num_frames,
-        "num_states": n_states,
-        "num_options": n_opts,
-        "expected_options": _expected_options(row["environment"], row["source_metadata"]),
-        "num_categories": len(cats),
-        "categories_distinct": len(set(cats)) == len(cats),
-        "answer_in_categories": row["answer"] in cats,
-        "option_lists_aligned": aligned,
-        "option_kinds_valid": all(k in OPTION_KINDS for k in kinds),
-        "option_actions_valid": actions_ok,
-        "state_frames_in_range": all(0 <= s["frame"] < num_frames for s in states),
-        "option_ids_in_range": all(
-            len(s["option_ids"]) == len(s["next_states"])
-            and all(0 <= i < n_opts for i in s["option_ids"]) for s in states),
-        "next_states_in_range": all(-1 <= t < n_states for s in states for t in s["next_states"]),
-        "goal_states_in_range": bool(row["goal_states"])
-        and all(0 <= g < n_states for g in row["goal_states"]),
-        "reference_frame_in_range": 0 <= row["reference_frame"] < num_frames,
-        "void_states_in_range": all(0 <= g < n_states for g in row["void_states"]),
-        "frame_sources_aligned": len(row["frame_sources"]) == num_frames,
-        "proactive_options_parse": _options_parse(row),
-        "first_turn_prompt_consistent": bool(prompt_ok),
-        "oracle_turns": turns,
-        "goal_reachable_within_max_steps": 0 < turns <= row["max_steps"],
-    }
-
-
-def release_files(release_dir: str | os.PathLike[str]) -> list[str]:
-    files = sorted(glob.glob(os.path.join(os.fspath(release_dir), "data", "**", "*.parquet"),
-                             recursive=True))
-    if not files:
-        raise FileNotFoundError(f"{release_dir}: no Parquet files under data/")
-    return files
-
-
-def load_episode_frame(release_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """The whole release as ONE dataframe of scalar + derived columns (plus ``source_file``)."""
-    records: list[dict[str, Any]] = []
-    root = Path(release_dir)
-    for path in release_files(root):
-        pf = pq.ParquetFile(path)
-        rel = os.path.relpath(path, root)
-        for batch in pf.iter_batches(batch_size=256):
-            lengths = pc.list_value_length(batch.column("frames")).to_pylist()
-            table = batch.drop_columns(["frames"]).to_pylist()
-            for row, n in zip(table, lengths, strict=True):
-                rec = {k: row[k] for k in _SCALARS}
-                rec.update(derive(row, int(n or 0)))
-                rec["source_file"] = rel
-                records.append(rec)
-    return pd.DataFrame.from_records(records)
-
-
-def load_manifest_counts(release_dir: str | os.PathLike[str], episodes: pd.DataFrame) -> pd.DataFrame:
-    """One row per environment: the manifest counts and the rows actually in the release.
-
-    Missing numbers become -1 so the balance checks fail and name the environment.
-    """
-    path = Path(release_dir) / "manifest.json"
-    counts = json.loads(path.read_text())["counts"] if path.exists() else {}
-    in_release = episodes["environment"].value_counts().to_dict() if len(episodes) else {}
-    rows = []
-    for env in sorted(set(counts) | set(in_release)):
-        c = counts.get(env, {})
-        vals = {k: int(c[k]) if isinstance(c.get(k), int) else -1
-                for k in ("inputs", "kept", "filtered", "rejected")}
-        rows.append({"environment": env, **vals,
-                     "accounted": vals["kept"] + vals["filtered"] + vals["rejected"]
-                     if min(vals.values()) >= 0 else -2,
-                     "rows_in_release": int(in_release.get(env, 0))})
-    return pd.DataFrame.from_records(rows, columns=["environment", "inputs", "kept", "filtered",
-                                                    "rejected", "accounted", "rows_in_release"])
-
-
-# -- the suites --------------------------------------------------------------------------------------------
-def episode_expectations() -> list[Any]:
-    """(check name, expectation) pairs for the episode batch."""
-    import great_expectations.expectations as gxe
-
-    true = [True]
-
-    def flag(column: str, check: str) -> Any:
-        return gxe.ExpectColumnValuesToBeInSet(column=column, value_set=true, meta={"check": check})
-
-    return [
-        gxe.ExpectColumnValuesToNotBeNull(column="id", meta={"check": "ids present"}),
-        gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": "unique ids"}),
-        gxe.ExpectColumnValuesToBeInSet(column="environment", value_set=list(ENVIRONMENTS),
-                                        meta={"check": "known environment"}),
-        flag("answer_in_categories", "answer among categories"),
-        gxe.ExpectColumnValuesToBeBetween(column="num_categories", min_value=4, max_value=4,
-                                          meta={"check": "exactly 4 categories"}),
-        flag("categories_distinct", "categories distinct"),
-        flag("option_lists_aligned", "option kinds/actions aligned with options"),
-        flag("option_kinds_valid", "option kinds valid"),
-        flag("option_actions_valid", "option actions valid for their kind"),
-        gxe.ExpectColumnPairValuesToBeEqual(column_A="num_options", column_B="expected_options",
-                                            meta={"check": "option count per environment "
-                                                           "(App. 0.A)"}),
-        flag("state_frames_in_range", "state frame index in range"),
-        flag("option_ids_in_range", "state option ids in range and aligned"),
-        flag("next_states_in_range", "next states in range or -1"),
-        gxe.ExpectColumnValuesToBeBetween(column="start_state", min_value=0,
-                                          meta={"check": "start state in range"}),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="num_states", column_B="start_state",
-                                                    meta={"check": "start state in range"}),
-        flag("goal_states_in_range", "goal states in range"),
-        flag("reference_frame_in_range", "reference frame in range"),
-        flag("void_states_in_range", "void states in range"),
-        flag("frame_sources_aligned", "frame_sources aligned with frames"),
-        flag("proactive_options_parse", "options parse as their actions in the official evaluator"),
-        flag("first_turn_prompt_consistent", "first_turn_prompt renders the start state"),
-        flag("goal_reachable_within_max_steps", "goal reachable from start within max_steps"),
-    ]
-
-
-def manifest_expectations() -> list[Any]:
-    import great_expectations.expectations as gxe
-
-    return [
-        gxe.ExpectColumnValuesToBeBetween(column="inputs", min_value=0,
-                                          meta={"check": "manifest counts present"}),
-        gxe.ExpectColumnPairValuesToBeEqual(column_A="inputs", column_B="accounted",
-                                            meta={"check": "inputs = kept + filtered + rejected"}),
-        gxe.ExpectColumnPairValuesToBeEqual(column_A="kept", column_B="rows_in_release",
-                                            meta={"check": "kept = rows in the release"}),
-    ]
-
-
 def _columns(kwargs: dict[str, Any]) -> str:
     if "column" in kwargs:
         return str(kwargs["column"])
     return ",".join(str(kwargs[k]) for k in ("column_A", "column_B") if k in kwargs)
 
 
-def run_suite(release_dir: str | os.PathLike[str], reports_dir: str | os.PathLike[str] | None = None,
-              *, data_docs: bool = True) -> QualityReport:
-    """Validate a release; write Data Docs + ``data_quality.md``/``.json`` into ``reports/``."""
+def run_suites(suites: list[Suite], reports: Path, *, label: Path, data_docs: bool = False
+               ) -> QualityReport:
+    """Validate every suite; write the report (and Data Docs when asked) into ``reports``.
+    ``label`` is the release path the report names (the final path, not a staging folder)."""
     import great_expectations as gx
     from great_expectations.checkpoint import Checkpoint, UpdateDataDocsAction
     from great_expectations.core import ExpectationSuite
     from great_expectations.core.validation_definition import ValidationDefinition
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    release = Path(release_dir).resolve()
-    reports = Path(reports_dir).resolve() if reports_dir else release / "reports"
     reports.mkdir(parents=True, exist_ok=True)
-    episodes = load_episode_frame(release)
-    manifest = load_manifest_counts(release, episodes)
-
-    # ephemeral: a bare get_context() would pick up a gx/ folder in a parent (design.md §Environment)
     for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
         logging.getLogger(name).setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
@@ -328,47 +95,48 @@ def run_suite(release_dir: str | os.PathLike[str], reports_dir: str | os.PathLik
         })
     source = context.data_sources.add_pandas("release")
     checks: list[CheckResult] = []
-    for name, frame, expectations, key in (
-        ("proactivebench_episodes", episodes, episode_expectations(), "id"),
-        ("proactivebench_manifest_counts", manifest, manifest_expectations(), "environment"),
-    ):
-        asset = source.add_dataframe_asset(name)
-        batch_def = asset.add_batch_definition_whole_dataframe(f"{name}_whole")
-        suite = context.suites.add(ExpectationSuite(name=name, expectations=expectations))
-        vd = context.validation_definitions.add(
-            ValidationDefinition(name=name, data=batch_def, suite=suite))
+    for s in suites:
+        if s.frame.empty:  # zero rows violate nothing; an empty release is refused by the build
+            checks += [CheckResult(s.name, str((e.meta or {}).get("check", e.expectation_type)),
+                                   e.expectation_type, _columns(e.configuration.kwargs), True)
+                       for e in s.expectations]
+            continue
+        asset = source.add_dataframe_asset(s.name)
+        batch_def = asset.add_batch_definition_whole_dataframe(f"{s.name}_whole")
+        suite = context.suites.add(ExpectationSuite(name=s.name, expectations=s.expectations))
+        vd = context.validation_definitions.add(ValidationDefinition(name=s.name, data=batch_def,
+                                                                     suite=suite))
         actions = [UpdateDataDocsAction(name="data_docs", site_names=[site])] if data_docs else []
         checkpoint = context.checkpoints.add(Checkpoint(
-            name=f"{name}_checkpoint", validation_definitions=[vd], actions=actions,
-            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [key]}))
-        result = checkpoint.run(batch_parameters={"dataframe": frame})
+            name=f"{s.name}_checkpoint", validation_definitions=[vd], actions=actions,
+            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [s.key]}))
+        result = checkpoint.run(batch_parameters={"dataframe": s.frame})
         for run in result.run_results.values():
             for r in run.results:
                 cfg = r.expectation_config
                 res = r.result or {}
                 examples = res.get("unexpected_index_list") or res.get("partial_unexpected_list") \
                     or []
-                examples = [e.get(key, e) if isinstance(e, dict) else e for e in examples][:10]
+                examples = [e.get(s.key, e) if isinstance(e, dict) else e for e in examples][:10]
                 checks.append(CheckResult(
-                    suite=name, check=str((cfg.meta or {}).get("check", cfg.type)),
+                    suite=s.name, check=str((cfg.meta or {}).get("check", cfg.type)),
                     expectation=cfg.type, column=_columns(cfg.kwargs), success=bool(r.success),
-                    unexpected_count=int(res.get("unexpected_count") or 0),
-                    examples=examples))
+                    unexpected_count=int(res.get("unexpected_count") or 0), examples=examples))
     index = docs_dir / "index.html"
-    report = QualityReport(release, len(episodes), checks,
-                           index if data_docs and index.exists() else None,
+    rows = len(suites[0].frame) if suites else 0
+    report = QualityReport(label, rows, checks, index if data_docs and index.exists() else None,
                            reports / "data_quality.md")
-    _write_reports(report, reports)
+    write_reports(report, reports)
     return report
 
 
-def _write_reports(report: QualityReport, reports: Path) -> None:
-    """A plain summary next to the Data Docs (which render unstyled offline, design.md §Environment)."""
+def write_reports(report: QualityReport, reports: Path) -> None:
+    """A plain summary next to the Data Docs (which render unstyled offline)."""
     status = "PASSED" if report.success else "FAILED"
     lines = [
         f"# Data quality: {status}",
         "",
-        f"Release: `{report.release}` — {report.rows} episodes, "
+        f"Release: `{report.release}` — {report.rows} rows, "
         f"{len(report.checks) - len(report.failed)}/{len(report.checks)} expectations passed.",
         "",
         "| status | check | expectation | column(s) | unexpected | examples |",
@@ -384,4 +152,5 @@ def _write_reports(report: QualityReport, reports: Path) -> None:
     report.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (reports / "data_quality.json").write_text(json.dumps({
         "success": report.success, "rows": report.rows,
-        "checks": [c.__dict__ for c in report.checks]}, indent=2, default=str), encoding="utf-8")
+        "checks": [c.__dict__ for c in report.checks]}, indent=2, default=str) + "\n",
+        encoding="utf-8")

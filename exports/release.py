@@ -15,14 +15,13 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exports.parquet_shards import sha256_hex, shard_name, write_shard
+from core.files import sha256_hex
+from exports.parquet_shards import shard_name, write_shard
 from schemas.core import RecordSchema
 
 SEMVER_HELP = (
@@ -33,34 +32,6 @@ SEMVER_HELP = (
 
 class ReleaseError(RuntimeError):
     """The staged output does not make a consistent release; nothing is published."""
-
-
-@dataclass
-class StagedBuild:
-    """What the pipeline left in ``<staging>/_build``."""
-
-    staging: Path
-    files: list[dict[str, Any]]
-    counts: dict[str, dict[str, int]]
-    sources: dict[str, list[dict[str, str]]]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, staging: Path) -> StagedBuild:
-        build = staging / "_build"
-        files = json.loads((build / "files.json").read_text())
-        counts: dict[str, dict[str, int]] = defaultdict(dict)
-        for row in json.loads((build / "counts.json").read_text()):
-            counts[row["environment"]][row["stage"]] = row["n"]
-        sources: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for row in json.loads((build / "sources.json").read_text()):
-            sources[row["environment"]].append({"file": row["file"], "sha256": row["sha256"]})
-        extra = {}
-        for name in ("vocabulary", "negatives"):
-            path = build / f"{name}.json"
-            if path.exists():
-                extra[name] = json.loads(path.read_text())
-        return cls(staging, files, dict(counts), dict(sources), extra)
 
 
 def code_version() -> str:
@@ -103,12 +74,11 @@ def outcome_counts(stages: dict[str, int]) -> dict[str, int]:
 
 
 def write_empty_shards(staging: Path, groups: list[str], schema: RecordSchema, split: str) -> None:
-    """An environment with no kept episode still gets a (zero-row) shard so its config loads."""
-    existing = {str(Path(f["path"]).parent) for f in StagedBuild.load(staging).files}
+    """A group the pipeline wrote nothing into still gets a zero-row shard, so "nothing filtered"
+    or "nothing rejected" is visible in the release rather than ambiguous."""
     for group in groups:
-        if group in existing:
-            continue
-        write_shard(str(staging / group / shard_name(split, 0, 1)), [], schema)
+        if not any((staging / group).glob("*.parquet")):
+            write_shard(str(staging / group / shard_name(split, 0, 1)), [], schema)
 
 
 def file_inventory(staging: Path) -> list[dict[str, Any]]:

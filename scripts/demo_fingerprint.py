@@ -76,7 +76,7 @@ def build_all(tmp: Path) -> dict[str, dict[str, str]]:
         log = tmp / "sv-decisions.demo.jsonl"
         rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
         log.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-        sv = run_streamvibe(["--raw-dir", str(raw), "--out", str(out), "--reviews", str(log)])
+        sv = run_streamvibe(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(log)])
     return {"proactivebench": fingerprint(pb, tmp), "proready": fingerprint(pr, tmp),
             "streamvibe": fingerprint(sv, tmp)}
 

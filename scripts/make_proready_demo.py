@@ -26,7 +26,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,7 +142,8 @@ def make_decisions(review: Path, out: Path) -> tuple[Path, Path]:
     sys.path.insert(0, str(REPO))
     from pipelines.proready.review import content_hash
 
-    items = sorted(pq.read_table(review / "candidates").to_pylist(), key=lambda i: i["id"])
+    items = sorted((json.loads(line) for line in (review / "candidates.jsonl").read_text().splitlines()),
+                   key=lambda i: i["id"])
     panel = ("r1", "r2", "r3", "r4")
     decisions, corrections = [], []
     revise = next((i for i in items if i["id"].startswith("bikes.crr-scene")), None)

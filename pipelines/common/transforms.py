@@ -220,3 +220,77 @@ class WriteJson(beam.PTransform):
             return path
 
         return pcoll | "ToList" >> beam.combiners.ToList() | "Write" >> beam.Map(write)
+
+
+def _flattened(pcolls: Any) -> Any:
+    """One PCollection from a PCollection or a tuple of them (pipe a *tuple* into these
+    transforms: Beam does not pass a list of PCollections through to a composite's expand)."""
+    if isinstance(pcolls, beam.pvalue.PCollection):
+        return pcolls
+    return pcolls | "Flatten" >> beam.Flatten()
+
+
+def outcome_group(element: Any) -> str:
+    """The counts group of a record, rejection or item reference: its ``environment``."""
+    if isinstance(element, dict):
+        return str(element["environment"])
+    return element.environment  # Rejection, ItemRef, SourceItem
+
+
+class CountAs(beam.PTransform):
+    """Tag every element with ``(group, stage)`` for :class:`CountOutcomes`."""
+
+    def __init__(self, stage: str, group_fn: Callable[[Any], str] = outcome_group) -> None:
+        super().__init__()
+        self.stage = stage
+        self.group_fn = group_fn
+
+    def expand(self, pcoll):
+        stage, group_fn = self.stage, self.group_fn
+        return pcoll | "Tag" >> beam.Map(lambda x: (group_fn(x), stage))
+
+
+class CountOutcomes(beam.PTransform):
+    """``(group, stage)`` tags from every stage → ``_build/counts.json`` (one row per group and
+    stage), which the driver turns into ``inputs = kept + filtered + rejected`` per group."""
+
+    def __init__(self, staging: str) -> None:
+        super().__init__()
+        self.staging = staging
+
+    def expand(self, tags):
+        return (
+            _flattened(tags)
+            | "CountPerStage" >> beam.combiners.Count.PerElement()
+            | "Rows" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
+            | "Write" >> WriteJson(f"{self.staging}/_build/counts.json")
+        )
+
+
+class WriteFileList(beam.PTransform):
+    """The facts of every file the writers wrote → ``_build/files.json``."""
+
+    def __init__(self, staging: str) -> None:
+        super().__init__()
+        self.staging = staging
+
+    def expand(self, files):
+        return _flattened(files) | "Write" >> WriteJson(f"{self.staging}/_build/files.json")
+
+
+class WriteRejections(beam.PTransform):
+    """Every rejection → ``rejected/`` (REJECTION records, several per item allowed)."""
+
+    def __init__(self, staging: str) -> None:
+        super().__init__()
+        self.staging = staging
+
+    def expand(self, rejections):
+        from schemas.outcomes import REJECTION
+
+        return (
+            _flattened(rejections)
+            | "Records" >> beam.Map(lambda r: r.to_record())
+            | "Write" >> WriteShardedParquet(self.staging, lambda r: "rejected", REJECTION, "rejected",
+                                             unique=False)
+        )

@@ -1,58 +1,118 @@
-"""``python -m pipelines.proactivebench``: build a ProactiveBench release.
+"""ProactiveBench as a :class:`~pipelines.common.benchmark.Benchmark`: seven source datasets in
+their native layouts → multi-turn MCQA episodes (ProactiveBench §3, App. 0.A).
 
-Reads a YAML config (default ``configs/proactivebench.yaml``), runs the Beam pipeline on the
-embedded FnApiRunner unless Beam options say otherwise, then writes the manifest and dataset
-card, checks ``inputs = kept + filtered + rejected`` per environment and publishes atomically.
+``python -m pipelines.proactivebench --raw-dir …`` (or ``make build-proactivebench``); the shared
+driver does the rest (:mod:`pipelines.common.driver`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-import yaml
 
-from exports.dataset_card import render_card
-from exports.release import (
-    SEMVER_HELP,
-    ReleaseError,
-    StagedBuild,
-    code_version,
-    config_hash,
-    file_inventory,
-    outcome_counts,
-    plot_counts,
-    publish,
-    source_digest,
-    staging_dir,
-    write_empty_shards,
-)
-from pipelines.common.options import run_pipeline
+from exports.release import source_digest
+from pipelines.common import driver
+from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.proactivebench.episodes import BuildConfig
-from pipelines.proactivebench.pipeline import BENCHMARK, PipelineConfig, build_pipeline, make_miner
+from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
 from pipelines.sources import READERS
 from pipelines.sources.base import ReaderConfig
-from schemas.outcomes import REJECTION
 from schemas.proactivebench import ENVIRONMENTS, EPISODE, FILTERED_EPISODE
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "proactivebench.yaml"
-SPLIT = "test"
+REPO = Path(__file__).resolve().parents[2]
 
 
-def load_config(path: Path) -> dict[str, Any]:
-    try:
-        cfg = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"cannot read config {path}: {exc}") from exc
-    unknown = sorted(set(cfg.get("environments", {})) - set(ENVIRONMENTS))
-    if unknown:
-        raise SystemExit(f"{path}: environments: unknown {unknown}; known: {list(ENVIRONMENTS)}")
-    return cfg
+class ProactiveBench(Benchmark):
+    name = "proactivebench"
+    title = "ProactiveBench"
+    summary = (
+        "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for help "
+        "(a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "
+        "`reports/counts.png` shows where every input went (kept / filtered / rejected)."
+    )
+    usage = (
+        "import datasets\n"
+        "ds = datasets.load_dataset('/abs/path/to/this/release', 'coco', split='test')\n"
+        "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
+    )
+    schema = EPISODE
+    filtered_schema = FILTERED_EPISODE
+    default_config = REPO / "configs" / "proactivebench.yaml"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
+                            help="one dataset elsewhere, e.g. coco=/data/coco (make: COCO_DIR=…)")
+        parser.add_argument("--probes", default=None, help="leak-filter probe pool YAML")
+        parser.add_argument("--only", default=None, help="comma-separated environments to build")
+
+    def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
+        unknown = sorted(set(config.get("environments") or {}) - set(ENVIRONMENTS))
+        if unknown:
+            raise SystemExit(f"{path}: environments: unknown {unknown}; known: {list(ENVIRONMENTS)}")
+        return config
+
+    def prepare(self, ctx: BuildContext) -> None:
+        if ctx.args.only:
+            keep = set(ctx.args.only.split(","))
+            ctx.config["environments"] = {k: v for k, v in ctx.config["environments"].items()
+                                          if k in keep}
+        overrides = dict(s.split("=", 1) for s in ctx.args.source)
+        ctx.state["readers"] = make_readers(ctx.config, ctx.raw_dir, overrides)
+        ctx.state["probes"] = ctx.args.probes or ctx.config.get("probes")
+        ctx.state["clip"] = (ctx.config.get("negatives") or {}).get("clip")
+
+    def groups(self, ctx: BuildContext) -> list[str]:
+        return sorted(ctx.state["readers"])
+
+    def describe(self, ctx: BuildContext) -> str:
+        return (f"building {self.name} {ctx.version} from {ctx.raw_dir} "
+                f"({', '.join(ctx.state['readers'])}) → {ctx.out_root / ctx.version}")
+
+    def pipeline(self, p, ctx: BuildContext) -> None:
+        negatives = ctx.config.get("negatives") or {}
+        build_pipeline(p, ctx.state["readers"], PipelineConfig(
+            staging=str(ctx.staging),
+            split=self.split,
+            build=BuildConfig(global_seed=ctx.seed, negative_strategy=dict(negatives.get("strategy") or {})),
+            open_ended_per_environment=int(ctx.config.get("open_ended_per_environment", 100)),
+            clip=ctx.state["clip"],
+            probes_config=ctx.state["probes"],
+            run_id=ctx.staging.name,
+        ))
+
+    def suites(self, release: Path, counts: dict[str, dict[str, int]],
+               manifest: dict[str, Any]) -> list[Any]:
+        from pipelines.proactivebench.quality import suites
+
+        return suites(release, counts)
+
+    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
+                 files: list[dict[str, Any]]) -> Finalized:
+        build = ctx.staging / "_build"
+        sources: dict[str, list[dict[str, str]]] = {}
+        for row in json.loads((build / "sources.json").read_text()):
+            sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
+        strategies = json.loads((build / "negatives.json").read_text())
+        clip, probes = ctx.state["clip"], ctx.state["probes"]
+        leak = leak_filter_summary(ctx.staging, probes, ctx.config)
+        miner = make_miner(clip).describe() if clip else None
+        readers = ctx.state["readers"]
+        return Finalized(
+            manifest={
+                "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, []))}
+                            for e in sorted(readers)},
+                "negatives": {"strategies": strategies, "clip": miner},
+                "leak_filter": leak,
+            },
+            warnings=warnings(leak, strategies, miner),
+            # datasets cannot read a zero-row Parquet file: an environment without kept episodes
+            # has no config (the counts table still lists it with kept = 0)
+            configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
+        )
 
 
 def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
@@ -72,133 +132,22 @@ def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
     return readers
 
 
-
-def run(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
-    parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
-    parser.add_argument("--out", type=Path, default=Path("out"))
-    parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
-                        help="per-dataset directory override, e.g. coco=/data/coco")
-    parser.add_argument("--probes", default=None, help="leak-filter probe pool YAML")
-    parser.add_argument("--only", default=None, help="comma-separated environments to build")
-    args, beam_args = parser.parse_known_args(argv)
-
-    cfg = load_config(args.config)
-    if args.only:
-        keep = set(args.only.split(","))
-        cfg["environments"] = {k: v for k, v in cfg["environments"].items() if k in keep}
-    overrides = dict(s.split("=", 1) for s in args.source)
-    readers = make_readers(cfg, args.raw_dir, overrides)
-    version = str(cfg["version"])
-    seed = int(cfg.get("global_seed", 0))
-    probes = args.probes or cfg.get("probes")
-    clip = (cfg.get("negatives") or {}).get("clip")
-    strategies = dict((cfg.get("negatives") or {}).get("strategy") or {})
-
-    out_root = args.out.resolve() / BENCHMARK
-    final = out_root / version
-    with staging_dir(out_root, version) as staging:
-        pcfg = PipelineConfig(
-            staging=str(staging),
-            split=SPLIT,
-            build=BuildConfig(global_seed=seed, negative_strategy=strategies),
-            open_ended_per_environment=int(cfg.get("open_ended_per_environment", 100)),
-            clip=clip,
-            probes_config=probes,
-            run_id=staging.name,
-        )
-        print(f"[benchforge] building {BENCHMARK} {version} from {args.raw_dir} "
-              f"({', '.join(readers)}) → {final}", file=sys.stderr)
-        run_pipeline(lambda p: build_pipeline(p, readers, pcfg), beam_args,
-                     staging / "_build" / "progress")
-        manifest = finalize(staging, cfg, readers, version, seed, probes, clip)
-        publish(staging, final)
-    print_summary(final, manifest)
-    return final
-
-
-def finalize(staging: Path, cfg, readers, version: str, seed: int, probes, clip) -> dict[str, Any]:
-    envs = sorted(readers)
-    # filtered/ and rejected/ always exist, so "nothing filtered" is visible, not ambiguous
-    write_empty_shards(staging, ["filtered"], FILTERED_EPISODE, "filtered")
-    write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
-    staged = StagedBuild.load(staging)
-    counts = {e: outcome_counts(staged.counts.get(e, {})) for e in envs}
-    broken = {e: c for e, c in counts.items() if c["inputs"] != c["kept"] + c["filtered"] + c["rejected"]}
-    if broken:
-        raise ReleaseError(f"inputs != kept + filtered + rejected: {broken}")
-    files = file_inventory(staging)
-    kept_rows = {e: sum(f["rows"] for f in files if f["path"].startswith(f"data/{e}/")) for e in envs}
-    mismatch = {e: (kept_rows[e], counts[e]["kept"]) for e in envs if kept_rows[e] != counts[e]["kept"]}
-    if mismatch:
-        raise ReleaseError(f"rows written differ from kept counts (rows, kept): {mismatch}")
-    warnings = []
-    leak = leak_filter_summary(staging, probes, cfg)
+def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict[str, Any] | None
+             ) -> list[str]:
+    out = []
     if not leak["applied"]:
-        warnings.append(
+        out.append(
             "The 25% leak filter (ProactiveBench App. 0.A.8) was NOT applied to this release: no probe "
-            "pool was configured, so samples a model answers on the first turn are still included."
-        )
-    strategies = staged.extra.get("negatives", [])
+            "pool was configured, so samples a model answers on the first turn are still included.")
     if any(s["environment"] == "coco" and s["strategy"] != "clip_text" for s in strategies):
-        warnings.append(
+        out.append(
             "COCO wrong options are random categories, not CLIP hard negatives "
-            "(no CLIP model was configured; see negatives.strategies in manifest.json)."
-        )
-    miner = make_miner(clip).describe() if clip else None
+            "(no CLIP model was configured; see negatives.strategies in manifest.json).")
     if miner and miner["random_weights"]:
-        warnings.append(
+        out.append(
             f"CLIP hard negatives were mined with RANDOM open_clip weights ({miner['model']}): they "
-            "are not semantically similar categories (test / smoke configuration only)."
-        )
-    manifest = {
-        "benchmark": BENCHMARK,
-        "version": version,
-        "versioning": SEMVER_HELP,
-        "schema": {"record": EPISODE.name, "version": EPISODE.version},
-        "code_version": code_version(),
-        "config_sha256": config_hash(cfg),
-        "config": cfg,
-        "global_seed": seed,
-        "split": SPLIT,
-        "sources": {e: {"root": readers[e].root, **source_digest(staged.sources.get(e, []))}
-                    for e in envs},
-        "stages": {e: dict(sorted(staged.counts.get(e, {}).items())) for e in envs},
-        "counts": counts,
-        "negatives": {"strategies": strategies, "clip": miner},
-        "leak_filter": leak,
-        "warnings": warnings,
-        "files": files,
-    }
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    usage = (
-        "import datasets\n"
-        "ds = datasets.load_dataset('/abs/path/to/this/release', 'coco', split='test')\n"
-        "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
-    )
-    card = render_card(
-        title="ProactiveBench",
-        summary=(
-            "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
-            "help (a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "
-            "`reports/counts.png` shows where every input went (kept / filtered / rejected)."
-        ),
-        manifest=manifest,
-        # datasets 5.2 cannot read a zero-row Parquet file ("BatchSize must be greater than 0"),
-        # so an environment with no kept episode has no data file and no config; the counts
-        # table of the card still lists it with kept = 0.
-        groups={e: f"data/{e}" for e in envs if counts[e]["kept"]},
-        split=SPLIT,
-        schema=EPISODE,
-        warnings=warnings,
-        usage=usage,
-    )
-    (staging / "README.md").write_text(card)
-    plot_counts(counts, staging / "reports" / "counts.png",
-                f"ProactiveBench {version}: where every input went")
-    shutil.rmtree(staging / "_build")
-    return manifest
+            "are not semantically similar categories (test / smoke configuration only).")
+    return out
 
 
 def leak_filter_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -231,21 +180,12 @@ def leak_filter_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) 
             "report": [Path(p).relative_to(staging).as_posix() for p in paths]}
 
 
-def print_summary(final: Path, manifest: dict[str, Any]) -> None:
-    print(f"\nRelease written to {final}")
-    print(f"{'environment':<12} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}")
-    for env, c in sorted(manifest["counts"].items()):
-        print(f"{env:<12} {c['inputs']:>7} {c['kept']:>6} {c['filtered']:>9} {c['rejected']:>9}")
-    for w in manifest["warnings"]:
-        print(f"WARNING: {w}")
+PROACTIVEBENCH = ProactiveBench()
+
+
+def run(argv: list[str] | None = None) -> Path:
+    return driver.run(PROACTIVEBENCH, argv)
 
 
 def main() -> None:
-    try:
-        run()
-    except ReleaseError as exc:
-        raise SystemExit(f"release not published: {exc}") from exc
-
-
-if __name__ == "__main__":
-    main()
+    driver.main(PROACTIVEBENCH)

@@ -17,11 +17,19 @@ from apache_beam.pvalue import AsDict, TaggedOutput
 from core.errors import BadInput, Rejection
 from core.seeding import seed_bytes
 from pipelines.common.progress import ReportProgress
-from pipelines.common.transforms import REJECTED, ReadSource, WriteJson, WriteShardedParquet
+from pipelines.common.transforms import (
+    REJECTED,
+    CountAs,
+    CountOutcomes,
+    ReadSource,
+    WriteFileList,
+    WriteJson,
+    WriteRejections,
+    WriteShardedParquet,
+)
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
 from pipelines.sources.base import SourceItem, SourceReader
-from schemas.outcomes import REJECTION
 from schemas.proactivebench import EPISODE, FILTERED_EPISODE
 
 BENCHMARK = "proactivebench"
@@ -175,22 +183,17 @@ class SelectOpenEnded(beam.PTransform):
         )
 
 
-def _count(pcoll, label: str, stage: str):
-    return pcoll | f"Count{label}" >> beam.Map(
-        lambda x, s=stage: (x.environment if hasattr(x, "environment") else x["environment"], s)
-    )
-
-
 def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: PipelineConfig) -> None:
     """Add the whole build to ``p``; outputs land under ``cfg.staging``."""
-    items_all, rejected_all, counts, base_vocab = [], [], [], []
+    blobs = f"{cfg.staging}/_build/blobs"
+    items_all, rejected_all, tags, base_vocab = [], [], [], []
     for env, reader in sorted(readers.items()):
-        read = p | f"Read[{env}]" >> ReadSource(reader, f"{cfg.staging}/_build/blobs")
+        read = p | f"Read[{env}]" >> ReadSource(reader, blobs)
         items_all.append(read["items"])
         rejected_all += [read["listing_rejected"], read["load_rejected"]]
-        counts.append(_count(read["refs"], f"Refs[{env}]", "enumerated"))
-        counts.append(_count(read["listing_rejected"], f"ListRejected[{env}]", "listing_rejected"))
-        counts.append(_count(read["load_rejected"], f"LoadRejected[{env}]", "read_rejected"))
+        tags += [read["refs"] | f"CountRefs[{env}]" >> CountAs("enumerated"),
+                 read["listing_rejected"] | f"CountListRejected[{env}]" >> CountAs("listing_rejected"),
+                 read["load_rejected"] | f"CountLoadRejected[{env}]" >> CountAs("read_rejected")]
         base_vocab.append(
             p
             | f"Vocabulary[{env}]" >> beam.Create([env])
@@ -212,11 +215,11 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
         REJECTED, main="episodes"
     )
     rejected_all += [built[REJECTED], checked[REJECTED]]
-    counts.append(_count(built[REJECTED], "BuildRejected", "build_rejected"))
-    counts.append(_count(checked[REJECTED], "SelfCheckRejected", "self_check_rejected"))
+    tags += [built[REJECTED] | "CountBuildRejected" >> CountAs("build_rejected"),
+             checked[REJECTED] | "CountSelfCheckRejected" >> CountAs("self_check_rejected")]
 
     episodes = checked.episodes
-    filtered = None
+    files = []
     if cfg.probes_config:
         probed = (
             episodes
@@ -227,47 +230,26 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
                 FILTERED, REJECTED, main="episodes"
             )
         )
-        episodes, filtered = probed.episodes, probed[FILTERED]
+        episodes = probed.episodes
         rejected_all.append(probed[REJECTED])
-        counts.append(_count(filtered, "Filtered", "filtered"))
-        counts.append(_count(probed[REJECTED], "LeakRejected", "leak_rejected"))
+        tags += [probed[FILTERED] | "CountFiltered" >> CountAs("filtered"),
+                 probed[REJECTED] | "CountLeakRejected" >> CountAs("leak_rejected")]
+        files.append(probed[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
+            cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered"))
 
     kept = (
         episodes
         | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment, cfg.build.global_seed)
         | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
     )
-    counts.append(_count(kept, "Kept", "kept"))
-
-    rejected = rejected_all | "AllRejected" >> beam.Flatten()
-    kept_files = kept | "WriteKept" >> WriteShardedParquet(
-        cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split
-    )
-    rejected_files = (
-        rejected
-        | "RejectionRecords" >> beam.Map(lambda r: r.to_record())
-        | "WriteRejected" >> WriteShardedParquet(
-            cfg.staging, lambda r: "rejected", REJECTION, "rejected", unique=False
-        )
-    )
-    files = [kept_files, rejected_files]
-    if filtered is not None:
-        files.append(
-            filtered
-            | "WriteFilteredShards" >> WriteShardedParquet(
-                cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered"
-            )
-        )
-    (files | "AllFiles" >> beam.Flatten()) | "WriteFileList" >> WriteJson(
-        f"{cfg.staging}/_build/files.json"
-    )
-    (
-        counts
-        | "AllCounts" >> beam.Flatten()
-        | "CountPerStage" >> beam.combiners.Count.PerElement()
-        | "CountRecords" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
-        | "WriteCounts" >> WriteJson(f"{cfg.staging}/_build/counts.json")
-    )
+    tags.append(kept | "CountKept" >> CountAs("kept"))
+    files += [
+        kept | "WriteKept" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split),
+        tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging),
+    ]
+    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+    tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     (
         sources
         | "SourceRecords" >> beam.MapTuple(
@@ -275,11 +257,6 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
                                "sha256": line.split("\t")[1]}
         )
         | "WriteSources" >> WriteJson(f"{cfg.staging}/_build/sources.json")
-    )
-    (
-        vocab
-        | "VocabSizes" >> beam.MapTuple(lambda env, v: {"environment": env, "labels": len(v)})
-        | "WriteVocab" >> WriteJson(f"{cfg.staging}/_build/vocabulary.json")
     )
     (
         built.episodes
@@ -290,4 +267,3 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
         )
         | "WriteStrategies" >> WriteJson(f"{cfg.staging}/_build/negatives.json")
     )
-

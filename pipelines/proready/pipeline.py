@@ -16,22 +16,33 @@ Two accounting environments (design.md §Conventions "nothing lost", checked by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from pipelines.common.progress import ReportProgress
-from pipelines.common.transforms import REJECTED, ReadSource, WriteJson, WriteShardedParquet
+from pipelines.common.transforms import (
+    REJECTED,
+    CountAs,
+    CountOutcomes,
+    ReadSource,
+    WriteFileList,
+    WriteJson,
+    WriteRejections,
+    WriteShardedParquet,
+)
 from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ModelClient
+from pipelines.proready.review import apply_corrections, decide
 from pipelines.proready.sources import VIDEOS, ProReadyReader
 from pipelines.sources.base import SourceItem
-from schemas.outcomes import REJECTION
 from schemas.proready import FILTERED_ITEM, ITEM
 
 FILTERED = "filtered"
 COUNTS = "counts"
+STATUS = "status"
 CANDIDATES = "candidates"
 
 
@@ -39,6 +50,11 @@ CANDIDATES = "candidates"
 class PipelineConfig:
     staging: str
     generation: GenerationConfig
+    review: bool = False  # decisions were given: gate the candidates (else: pending review)
+    decisions: dict[str, list[dict[str, Any]]] = field(default_factory=dict, hash=False)  # by id
+    corrections: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict, hash=False)
+    corrections_file: str = ""
+    panel_size: int = 4
 
 
 class BuildCandidates(beam.DoFn):
@@ -63,7 +79,6 @@ class BuildCandidates(beam.DoFn):
         yield TaggedOutput(COUNTS, (VIDEOS, "kept"))
         for cand in res.kept:
             yield TaggedOutput(COUNTS, (ITEMS, "enumerated"))
-            yield TaggedOutput(COUNTS, (ITEMS, "kept"))
             yield cand
         for cand in res.filtered:
             yield TaggedOutput(COUNTS, (ITEMS, "enumerated"))
@@ -75,40 +90,81 @@ class BuildCandidates(beam.DoFn):
             yield TaggedOutput(REJECTED, rej)
 
 
+class ReviewGate(beam.DoFn):
+    """(item id, [candidate], [corrections]) → the latest version after the corrections, kept if
+    all reviewers approved exactly it, else filtered with its review state; a bad correction (or
+    one of an unknown item) is a rejection (StreamReady App. C "Human Refinement")."""
+
+    def __init__(self, cfg: PipelineConfig) -> None:
+        self.cfg = cfg
+
+    def process(self, element):
+        sid, grouped = element
+        cands = list(grouped["candidate"])
+        latest, rejected = apply_corrections(cands[0] if cands else None,
+                                             [c for part in grouped["corrections"] for c in part],
+                                             self.cfg.corrections_file)
+        for rej in rejected:  # every bad correction is listed; the item is counted once
+            yield TaggedOutput(REJECTED, rej)
+        if latest is None:
+            if cands:  # a candidate whose correction failed: rejected instead of reviewed
+                yield TaggedOutput(COUNTS, (ITEMS, "review_correction_rejected"))
+            return
+        approved, item, status = decide(latest, self.cfg.decisions.get(sid, []), self.cfg.panel_size)
+        yield TaggedOutput(STATUS, {"id": sid, "state": status.state, "version": status.version,
+                                    "approvals": list(status.approvals),
+                                    "objections": [list(o) for o in status.objections],
+                                    "corrected": int(latest["version"]) > 1})
+        if approved:
+            yield TaggedOutput(COUNTS, (ITEMS, "kept"))
+            yield item
+        else:
+            yield TaggedOutput(COUNTS, (ITEMS, "filtered"))
+            yield TaggedOutput(FILTERED, item)
+
+
 def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig) -> None:
-    """Add the candidate build to ``p``; outputs land under ``cfg.staging``."""
+    """Add the build to ``p``; outputs land under ``cfg.staging``: the candidates (pending review)
+    or, with decisions, the released items per task type."""
     read = p | "ReadVideos" >> ReadSource(reader, f"{cfg.staging}/_build/blobs")
     built = read["items"] | "BuildCandidates" >> beam.ParDo(BuildCandidates(cfg.generation)).with_outputs(
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )
     candidates = built[CANDIDATES] | "ProgressCandidates" >> beam.ParDo(ReportProgress("proready candidates"))
-    counts = [
-        read["refs"] | "CountRefs" >> beam.Map(lambda _: (VIDEOS, "enumerated")),
-        read["listing_rejected"] | "CountListRejected" >> beam.Map(lambda _: (VIDEOS, "listing_rejected")),
-        read["load_rejected"] | "CountLoadRejected" >> beam.Map(lambda _: (VIDEOS, "read_rejected")),
+    tags = [
+        read["refs"] | "CountRefs" >> CountAs("enumerated", lambda _: VIDEOS),
+        read["listing_rejected"] | "CountListRejected" >> CountAs("listing_rejected", lambda _: VIDEOS),
+        read["load_rejected"] | "CountLoadRejected" >> CountAs("read_rejected", lambda _: VIDEOS),
         built[COUNTS],
     ]
-    rejected = (
-        (read["listing_rejected"], read["load_rejected"], built[REJECTED]) | "AllRejected" >> beam.Flatten()
-    )
-    files = [
-        candidates | "WriteCandidates" >> WriteShardedParquet(
-            cfg.staging, lambda r: CANDIDATES, ITEM, CANDIDATES),
-        built[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
+    rejected = [read["listing_rejected"], read["load_rejected"], built[REJECTED]]
+    filtered = [built[FILTERED]]
+    if not cfg.review:
+        tags.append(candidates | "CountPending" >> CountAs("pending", lambda _: ITEMS))
+        candidates | "WriteCandidates" >> WriteJson(f"{cfg.staging}/_build/candidates.json")
+        files = []
+    else:
+        corrections = p | "Corrections" >> beam.Create(sorted(cfg.corrections.items()))
+        gated = (
+            {"candidate": candidates | "KeyById" >> beam.Map(lambda c: (c["id"], c)),
+             "corrections": corrections}
+            | "JoinCorrections" >> beam.CoGroupByKey()
+            | "ReviewGate" >> beam.ParDo(ReviewGate(cfg)).with_outputs(
+                FILTERED, REJECTED, COUNTS, STATUS, main="kept")
+        )
+        tags.append(gated[COUNTS])
+        rejected.append(gated[REJECTED])
+        filtered.append(gated[FILTERED])
+        gated[STATUS] | "WriteReviewStates" >> WriteJson(f"{cfg.staging}/_build/review.json")
+        files = [gated.kept | "WriteKept" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"data/{r['task_type']}", ITEM, "test")]
+    files += [
+        tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
             cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED),
-        rejected
-        | "RejectionRecords" >> beam.Map(lambda r: r.to_record())
-        | "WriteRejected" >> WriteShardedParquet(
-            cfg.staging, lambda r: REJECTED, REJECTION, REJECTED, unique=False),
+        tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging),
     ]
-    (files | "AllFiles" >> beam.Flatten()) | "WriteFileList" >> WriteJson(f"{cfg.staging}/_build/files.json")
-    (
-        counts
-        | "AllCounts" >> beam.Flatten()
-        | "CountPerStage" >> beam.combiners.Count.PerElement()
-        | "CountRecords" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
-        | "WriteCounts" >> WriteJson(f"{cfg.staging}/_build/counts.json")
-    )
+    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+    tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     (
         read["items"]
         | "SourceFiles" >> beam.FlatMap(

@@ -19,7 +19,6 @@ Two different questions, two tools:
 from __future__ import annotations
 
 import json
-import logging
 import math
 import statistics
 from collections import defaultdict
@@ -30,6 +29,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from core.seeding import rng_for
+from exports.quality import Suite
 from pipelines.proready.evidence import temporal_iou
 from pipelines.proready.models import ModelClient, ModelRequest
 from schemas.proready import TASK_TYPES
@@ -62,42 +62,26 @@ def derived_columns(df: pd.DataFrame, panel_size: int) -> pd.DataFrame:
     return out
 
 
-def run_suite(data_dir: Path, panel_size: int) -> dict[str, Any]:
-    """Run the release suite offline (ephemeral context); returns a JSON-able summary."""
-    import great_expectations as gx
+def suites(release: Path, panel_size: int) -> list[Suite]:
+    """The items batch (derived per-turn checks) of a (staged) release."""
     import great_expectations.expectations as gxe
-    from great_expectations.core.expectation_suite import ExpectationSuite
-    from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    df = pd.read_parquet(data_dir)
+    files = sorted((release / "data").rglob("*.parquet"))
+    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else pd.DataFrame()
     checks = derived_columns(df, panel_size) if len(df) else pd.DataFrame(
         columns=["id", "task_type", "version", "future_dependent", "window_inside_video",
                  "follow_ups_reference_earlier", "num_turns_matches", "approved_by_panel"])
-    for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
-        logging.getLogger(name).setLevel(logging.WARNING)
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
-    batch_def = (ctx.data_sources.add_pandas("proready")
-                 .add_dataframe_asset("release").add_batch_definition_whole_dataframe("all"))
     expectations = [
-        gxe.ExpectColumnValuesToBeUnique(column="id"),
-        gxe.ExpectColumnValuesToNotBeNull(column="id"),
-        gxe.ExpectColumnValuesToBeInSet(column="task_type", value_set=list(TASK_TYPES)),
-        gxe.ExpectColumnValuesToBeBetween(column="version", min_value=1),
-    ] + [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True])
+        gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": "unique ids"}),
+        gxe.ExpectColumnValuesToNotBeNull(column="id", meta={"check": "ids present"}),
+        gxe.ExpectColumnValuesToBeInSet(column="task_type", value_set=list(TASK_TYPES),
+                                        meta={"check": "known task type"}),
+        gxe.ExpectColumnValuesToBeBetween(column="version", min_value=1,
+                                          meta={"check": "version ≥ 1"}),
+    ] + [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True], meta={"check": c.replace("_", " ")})
          for c in ("future_dependent", "window_inside_video", "follow_ups_reference_earlier",
                    "num_turns_matches", "approved_by_panel")]
-    suite = ctx.suites.add(ExpectationSuite(name="proready_release", expectations=expectations))
-    vd = ctx.validation_definitions.add(gx.ValidationDefinition(name="proready", data=batch_def,
-                                                                suite=suite))
-    result = vd.run(batch_parameters={"dataframe": checks})
-    rows = []
-    for r in result.results:
-        cfg = r.expectation_config
-        rows.append({"expectation": cfg.type, "column": cfg.kwargs.get("column", ""),
-                     "success": bool(r.success),
-                     "unexpected_count": int((r.result or {}).get("unexpected_count", 0) or 0)})
-    return {"success": bool(result.success), "rows": int(len(df)), "expectations": rows}
+    return [Suite("proready_items", checks, expectations, "id")]
 
 
 # ----------------------------------------------------------------------------------- QC report

@@ -14,8 +14,10 @@ and the approval rule are :mod:`annotation.routing`, :mod:`annotation.decision_l
 * :func:`apply_corrections` — a correction (JSONL: ``sample_id``, ``version``, ``turns``) is a new
   version n+1 of the item, re-validated like a generated candidate; its earlier approvals no
   longer count (the approval rule looks at the latest version only).
-* :func:`decide` — approved items (all four reviewers on the exact latest version and content
-  hash) are kept, every other item is filtered with the review state as evidence.
+* :func:`decide` — an approved item (all four reviewers on the exact latest version and content
+  hash) is kept, every other item is filtered with its review state as evidence.
+
+Both work on one item, so the pipeline applies them per item (:mod:`pipelines.proready.pipeline`).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from annotation.approval import Status, check_release, statuses
-from annotation.routing import content_hash as _routing_hash
 from core.errors import BadInput, Rejection
+from core.files import content_hash as _routing_hash
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.sources import BENCHMARK
 from schemas.proready import TURN
@@ -85,34 +87,27 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def load_decisions(path: Path) -> list[dict[str, Any]]:
-    """Decisions of the ``proready`` benchmark from a decision-log directory
-    (:func:`annotation.decision_log.read`, latest pull per round) or a JSONL/Parquet file."""
-    if path.is_dir() and (path / "decisions").is_dir():
-        from annotation import decision_log
-
-        rows = decision_log.read(path)
-    else:
-        rows = read_rows(path)
-    return [r for r in rows if r.get("benchmark", BENCHMARK) == BENCHMARK]
+def number_corrections(corrections: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Corrections in application order (sample id, version), each with its index there — the
+    ``n`` of ``corrections[n]`` in a rejection's field."""
+    ordered = sorted(corrections, key=lambda c: (str(c.get("sample_id")), int(c.get("version", 0))))
+    return list(enumerate(ordered))
 
 
 def apply_corrections(
-    items: dict[str, dict[str, Any]], corrections: Iterable[dict[str, Any]], source_file: str
-) -> tuple[dict[str, dict[str, Any]], list[Rejection]]:
-    """Latest version per item id after applying corrections (each must be version n+1)."""
-    latest = {k: dict(v) for k, v in items.items()}
+    item: dict[str, Any] | None, corrections: Iterable[tuple[int, dict[str, Any]]], source_file: str
+) -> tuple[dict[str, Any] | None, list[Rejection]]:
+    """One item's latest version after its corrections (each must be version n+1), and the
+    rejections: a correction of an unknown item, or a bad correction (the item is then dropped:
+    its content is in dispute)."""
+    latest = dict(item) if item is not None else None
     rejected: list[Rejection] = []
-    bad: set[str] = set()
-    for n, c in enumerate(sorted(corrections, key=lambda c: (str(c.get("sample_id")),
-                                                             int(c.get("version", 0))))):
+    for n, c in sorted(corrections, key=lambda nc: nc[0]):
         sid = str(c.get("sample_id", ""))
         try:
-            if sid not in latest:
+            if latest is None:  # never generated, or dropped by an earlier bad correction
                 raise BadInput(source_file, f"corrections[{n}].sample_id", f"unknown item {sid!r}", sid)
-            if sid in bad:
-                continue
-            base = latest[sid]
+            base = latest
             ver = int(c.get("version", 0))
             if ver != base["version"] + 1:
                 raise BadInput(source_file, f"corrections[{n}].version",
@@ -128,47 +123,40 @@ def apply_corrections(
                     raise BadInput(source_file, f"corrections[{n}].turns[{k}]",
                                    f"missing fields {missing}", sid)
                 new_turns.append({f: t[f] for f in TURN_FIELDS})
-            item = dict(base, version=ver, turns=new_turns, num_turns=len(new_turns),
-                        task_type=new_turns[0]["task_type"], generator=new_turns[0]["generator"])
-            validate_item(item, source_file)
-            item["content_hash"] = content_hash(item)
-            latest[sid] = item
+            new = dict(base, version=ver, turns=new_turns, num_turns=len(new_turns),
+                       task_type=new_turns[0]["task_type"], generator=new_turns[0]["generator"])
+            validate_item(new, source_file)
+            new["content_hash"] = content_hash(new)
+            latest = new
         except BadInput as err:
-            bad.add(sid)
-            latest.pop(sid, None)
             rejected.append(Rejection.from_bad_input(err, benchmark=BENCHMARK, environment="items",
                                                      stage="review_correction", item_id=sid))
+            latest = None  # a bad correction: the item's content is in dispute
     return latest, rejected
 
 
-def decide(
-    latest: dict[str, dict[str, Any]], decisions: list[dict[str, Any]], panel_size: int = 4
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Status]]:
-    """(approved items with their approvals, filtered items, statuses) — nothing else."""
-    st = statuses(decisions, panel_size=panel_size,
-                  latest_versions={k: int(v["version"]) for k, v in latest.items()})
-    rounds = {(str(d["sample_id"]), int(d["version"])): str(d["review_round"]) for d in decisions
-              if d.get("decision") == "approve" and d.get("rater_kind", "human") == "human"}
-    kept, filtered = [], []
-    for sid in sorted(latest):
-        item = latest[sid]
-        s = st[sid]
-        ok = s.releasable and s.version == item["version"] and s.content_hash == item["content_hash"]
-        if ok:
-            kept.append(dict(item, approvals=list(s.approvals),
-                             review_round=rounds.get((sid, int(item["version"])), "")))
-            continue
-        if s.releasable:  # approved content differs from ours: never release it
-            state, why = "review_hash_mismatch", (
-                f"approved v{s.version} sha256 {s.content_hash[:12]} is not this build's "
-                f"v{item['version']} sha256 {item['content_hash'][:12]}")
-        else:
-            state = f"review_{s.state}"
-            why = (f"v{item['version']}: {len(s.approvals)}/{panel_size} approvals"
-                   + (f", objections {list(s.objections)}" if s.objections else ""))
-        evidence = {"state": s.state, "version": s.version, "approvals": list(s.approvals),
-                    "objections": [list(o) for o in s.objections]}
-        filtered.append(dict(item, filter_name=state, filter_reason=why,
-                             filter_evidence=json.dumps(evidence, sort_keys=True)))
-    check_release([(i["id"], int(i["version"]), i["content_hash"]) for i in kept], st)
-    return kept, filtered, st
+def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: int = 4
+           ) -> tuple[bool, dict[str, Any], Status]:
+    """(approved?, the kept item with its approvals — or the filtered item with the review state
+    as evidence —, status) for one item's latest version. Only all ``panel_size`` reviewers on
+    the exact latest version and content hash release it (:mod:`annotation.approval`)."""
+    sid = item["id"]
+    s = statuses(decisions, panel_size=panel_size, latest_versions={sid: int(item["version"])})[sid]
+    if s.releasable and s.version == item["version"] and s.content_hash == item["content_hash"]:
+        rounds = {int(d["version"]): str(d["review_round"]) for d in decisions
+                  if d.get("decision") == "approve" and d.get("rater_kind", "human") == "human"}
+        check_release([(sid, int(item["version"]), item["content_hash"])], {sid: s})
+        return True, dict(item, approvals=list(s.approvals),
+                          review_round=rounds.get(int(item["version"]), "")), s
+    if s.releasable:  # approved content differs from ours: never release it
+        state, why = "review_hash_mismatch", (
+            f"approved v{s.version} sha256 {s.content_hash[:12]} is not this build's "
+            f"v{item['version']} sha256 {item['content_hash'][:12]}")
+    else:
+        state = f"review_{s.state}"
+        why = (f"v{item['version']}: {len(s.approvals)}/{panel_size} approvals"
+               + (f", objections {list(s.objections)}" if s.objections else ""))
+    evidence = {"state": s.state, "version": s.version, "approvals": list(s.approvals),
+                "objections": [list(o) for o in s.objections]}
+    return False, dict(item, filter_name=state, filter_reason=why,
+                       filter_evidence=json.dumps(evidence, sort_keys=True)), s

@@ -20,9 +20,10 @@ from typing import Any
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
+from core.files import sha256_hex
 from pipelines.media.images import encode_image, from_array, passthrough_or_png
 from pipelines.media.video import sample_video_bytes
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
+from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
 
 MANIFEST = "manifest.jsonl"
 LABELS_FILE = "labels.json"  # optional: full label set per question type

@@ -10,7 +10,6 @@ it can already tell are bad (malformed line, duplicate id, out-of-range box).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -119,10 +118,6 @@ class SourceReader(ABC):
             err, benchmark=self.benchmark, environment=self.environment, stage=stage,
             item_id=item_id,
         )
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def relpath(root: str, full: str) -> str:

@@ -24,10 +24,11 @@ from apache_beam.io.filesystems import FileSystems
 from pycocotools.coco import COCO
 
 from core.errors import BadInput, Rejection
+from core.files import sha256_hex
 from core.seeding import rng_for
 from pipelines.media.images import crop, decode_image, encode_image
 from pipelines.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
+from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
 
 ANN_DIR = "annotations"
 PREFIX, SUFFIX = "instances_", ".json"

@@ -33,6 +33,7 @@ from typing import Any
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
+from core.files import sha256_hex
 from core.seeding import rng_for
 from pipelines.media.corruptions import (
     CLEAN_MODE_CORRUPTIONS,
@@ -48,7 +49,7 @@ from pipelines.media.images import (
     resize_short_edge,
     to_array,
 )
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader, sha256_hex
+from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
 
 SEVERITIES = (5, 4, 3, 2, 1)  # frame order: most corrupted first (start), severity 1 last
 WNID = re.compile(r"^n\d{8}$")

@@ -24,8 +24,8 @@ import cv2
 
 from core.blobs import BlobRef
 from core.errors import BadInput
+from core.files import sha256_hex
 from pipelines.media.video import sample_frames
-from pipelines.streamvibe.sources import sha256_hex
 
 
 @dataclass(frozen=True)

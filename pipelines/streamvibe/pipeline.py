@@ -22,9 +22,9 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 
-from annotation.routing import canonical_json
 from core.blobs import BlobStore
 from core.errors import BadInput, Rejection
+from core.files import canonical_json
 from pipelines.common.progress import ReportProgress
 from pipelines.common.transforms import REJECTED, WriteJson, WriteShardedParquet
 from pipelines.streamvibe.candidates import RuleGenerator, assemble

@@ -1,5 +1,5 @@
-"""The StreamVibe release's great-expectations suite; ``python -m pipelines.streamvibe.quality
-<release>`` is its CI gate (exit 1 on a failed expectation, 2 when the release cannot be read).
+"""The StreamVibe release's great-expectations suites (run by :mod:`exports.quality`, at every
+build and by ``benchforge check``).
 
 What must hold in every release (StreamVibe §3.1, App. B.2, Table 15; design.md §Conventions):
 
@@ -16,26 +16,19 @@ What must hold in every release (StreamVibe §3.1, App. B.2, Table 15; design.md
   agreeing with the probe type and every pointwise row joining a released sample.
 
 great_expectations' core expectations do not work on list columns (design.md §Environment), so each structural
-rule is a derived boolean column checked with ``ExpectColumnValuesToBeInSet([True])``. Results
-use the project's report format (:class:`exports.quality.CheckResult`, ``data_quality.md`` /
-``.json`` next to the Data Docs), so CI reads every benchmark's gate the same way.
+rule is a derived boolean column checked with ``ExpectColumnValuesToBeInSet([True])``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import math
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from exports.quality import CheckResult, QualityReport
-from exports.quality import _write_reports as write_reports
+from exports.quality import Suite
 from schemas.streamvibe import SUBTYPES
 
 EPS = 1e-6
@@ -151,88 +144,10 @@ def read_release(release: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return read("data"), read("pointwise")
 
 
-def run_suite(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]],
-              reports: Path | None = None, *, data_docs: bool = False, label: Path | None = None
-              ) -> QualityReport:
-    """Validate a (staged) release directory; write ``data_quality.{md,json}`` into ``reports``.
-    ``label`` is the path the report names (the final release path, not the staging one)."""
-    import great_expectations as gx
-    from great_expectations.checkpoint import Checkpoint, UpdateDataDocsAction
-    from great_expectations.core import ExpectationSuite
-    from great_expectations.core.validation_definition import ValidationDefinition
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    release = Path(release).resolve()
-    reports = Path(reports) if reports else release / "reports"
-    reports.mkdir(parents=True, exist_ok=True)
+def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]]) -> list[Suite]:
+    """The samples, pointwise and counts batches of a (staged) release."""
     samples, pointwise = read_release(release)
     frames = derived_frames(samples, pointwise, targets, counts)
-    for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
-        logging.getLogger(name).setLevel(logging.WARNING)
-    context = gx.get_context(mode="ephemeral")  # never a gx/ folder of a parent (design.md §Environment)
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    site = "streamvibe_quality"
-    if data_docs:
-        context.add_data_docs_site(site_name=site, site_config={
-            "class_name": "SiteBuilder",
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend",
-                              "base_directory": str(reports / "data_docs")}})
-    source = context.data_sources.add_pandas("streamvibe")
-    checks: list[CheckResult] = []
-    for name, frame in frames.items():
-        expectations = _expectations(name, sorted(frames["samples"]["id"]))
-        if frame.empty:  # zero rows violate nothing; an empty release is refused by the build
-            checks += [CheckResult(f"streamvibe_{name}", (e.meta or {})["check"], e.expectation_type,
-                                   str(e.column), True) for e in expectations]
-            continue
-        batch = source.add_dataframe_asset(name).add_batch_definition_whole_dataframe(f"{name}_all")
-        suite = context.suites.add(ExpectationSuite(name=f"streamvibe_{name}", expectations=expectations))
-        vd = context.validation_definitions.add(ValidationDefinition(name=name, data=batch, suite=suite))
-        actions = [UpdateDataDocsAction(name="data_docs", site_names=[site])] if data_docs else []
-        checkpoint = context.checkpoints.add(Checkpoint(
-            name=f"{name}_checkpoint", validation_definitions=[vd], actions=actions,
-            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["id"]}))
-        result = checkpoint.run(batch_parameters={"dataframe": frame})
-        for run in result.run_results.values():
-            for r in run.results:
-                cfg, res = r.expectation_config, r.result or {}
-                examples = res.get("unexpected_index_list") or res.get("partial_unexpected_list") or []
-                examples = [e.get("id", e) if isinstance(e, dict) else e for e in examples][:10]
-                checks.append(CheckResult(
-                    suite=f"streamvibe_{name}", check=str((cfg.meta or {}).get("check", cfg.type)),
-                    expectation=cfg.type, column=str(cfg.kwargs.get("column", "")),
-                    success=bool(r.success), unexpected_count=int(res.get("unexpected_count") or 0),
-                    examples=examples))
-    index = reports / "data_docs" / "index.html"
-    report = QualityReport(label or release, len(frames["samples"]), checks,
-                           index if data_docs and index.exists() else None, reports / "data_quality.md")
-    write_reports(report, reports)
-    return report
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Data-quality suite for a StreamVibe-Bench release")
-    parser.add_argument("release", type=Path, help="release directory (data/, pointwise/, manifest.json)")
-    parser.add_argument("--reports", type=Path, help="output folder (default: <release>/reports)")
-    parser.add_argument("--data-docs", action="store_true", help="also build the HTML Data Docs")
-    args = parser.parse_args(argv)
-    logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    try:
-        manifest = json.loads((args.release / "manifest.json").read_text())
-        report = run_suite(args.release, {k: v["target"] for k, v in manifest["allocation"].items()},
-                           manifest["counts"], args.reports, data_docs=args.data_docs)
-    except (OSError, ValueError, KeyError) as err:
-        print(f"error: cannot validate {args.release}: {type(err).__name__}: {err}", file=sys.stderr)
-        return 2
-    print(f"{'PASSED' if report.success else 'FAILED'}: {len(report.checks) - len(report.failed)}/"
-          f"{len(report.checks)} expectations on {report.rows} samples")
-    for c in report.failed:
-        print(f"  FAIL {c.check} [{c.expectation} on {c.column}]: {c.unexpected_count} unexpected, "
-              f"e.g. {c.examples[:5]}")
-    print(f"summary: {report.markdown}")
-    return 0 if report.success else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    ids = sorted(frames["samples"]["id"])
+    return [Suite(f"streamvibe_{name}", frame, _expectations(name, ids), "id")
+            for name, frame in frames.items()]

@@ -24,9 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from annotation.routing import Candidate, canonical_json, content_hash
-from schemas.review import REVIEW_DECISION
-from schemas.streamvibe import BENCHMARK
+from annotation.routing import Candidate
+from core.files import canonical_json, content_hash
 
 REVIEW_KEYS = ("id", "subtype", "task", "source_collection", "source_video_id", "source_file",
                "video_sha256", "duration_s", "intents", "transitions")
@@ -83,43 +82,7 @@ def update_ledger(ledger: dict[str, list[dict[str, Any]]], candidates: Iterable[
     return dict(sorted(out.items()))
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-
-
 # -- decisions and approval ------------------------------------------------------------------
-
-
-def read_decisions(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """REVIEW_DECISION rows from a JSONL or Parquet decision log (other benchmarks dropped)."""
-    p = Path(path)
-    if not p.exists():
-        raise SystemExit(f"decision log {p} does not exist")
-    if (p / "decisions").is_dir():  # annotation.decision_log layout (what `pull` writes)
-        from annotation import decision_log
-
-        return [r for r in decision_log.read(p) if r["benchmark"] == BENCHMARK]
-    if p.suffix == ".parquet" or p.is_dir():
-        import pyarrow.parquet as pq
-
-        rows = pq.read_table(p).to_pylist()
-    else:
-        rows = []
-        for n, line in enumerate(p.read_text().splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise SystemExit(f"{p}:{n}: invalid JSON ({exc.msg})") from None
-    for n, row in enumerate(rows, start=1):
-        try:
-            REVIEW_DECISION.validate(row)
-        except ValueError as exc:
-            raise SystemExit(f"{p}: row {n}: {exc}") from None
-    return [r for r in rows if r["benchmark"] == BENCHMARK]
 
 
 def review_statuses(decisions: list[dict[str, Any]], panel_size: int = 4,

@@ -17,7 +17,6 @@ under the pseudo-subtype ``unassigned`` (its subtypes are unknown), naming file 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import yaml
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
+from core.files import sha256_hex
 from schemas.streamvibe import BENCHMARK, DYNAMIC, ENVIRONMENTS, SUBTYPES
 
 UNASSIGNED = "unassigned"
@@ -77,10 +77,6 @@ def load_intent_specs(path: str) -> tuple[str, dict[str, IntentSpec]]:
             immediate_window=float(d.get("immediate_window", 3)),
         )
     return str(raw.get("version", "")), specs
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _read(root: str, rel: str, field: str) -> bytes:

@@ -11,8 +11,9 @@ import pytest
 from annotation import decision_log
 from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import InvalidDecision, build_label_config, build_result, parse_result
-from annotation.routing import canonical_json, content_hash, scrub_emails
+from annotation.routing import scrub_emails
 from annotation.rubrics import RUBRICS, STREAMVIBE
+from core.files import canonical_json, content_hash
 from schemas.review import REVIEW_DECISION
 
 ALL = list(STREAMVIBE.criterion_keys)

@@ -192,5 +192,6 @@ def write_release(root: Path, episodes: list[dict[str, Any]], *,
     if counts is None:
         counts = {env: {"inputs": len(rows), "kept": len(rows), "filtered": 0, "rejected": 0}
                   for env, rows in by_env.items()}
-    (root / "manifest.json").write_text(json.dumps({"version": "1.0.0", "counts": counts}))
+    (root / "manifest.json").write_text(json.dumps({"benchmark": "proactivebench", "version": "1.0.0",
+                                                    "counts": counts}))
     return root

@@ -29,7 +29,7 @@ ALL = list(PROREADY.criterion_keys)
 
 def _cands(review: Path, lines: list[dict[str, Any]]) -> list[Candidate]:
     return [Candidate(x["sample_id"], x["version"], x["task_type"], x["content"],
-                      [str(review / m) for m in x["media"]]) for x in lines]
+                      [str(review / "media" / m) for m in x["media"]]) for x in lines]
 
 
 def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_path):
@@ -38,7 +38,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     write_corpus(raw, media, [tree])
     out = ls_env.media_root / "proready-e2e"  # review media must sit under the server's root
     review = run(["--raw-dir", str(raw), "--out", str(out), "--review-media", "webm"])
-    assert (review / "media" / "tree.webm").stat().st_size > 0
+    assert (review / "media" / "proready" / "tree.webm").stat().st_size > 0
     lines = [json.loads(x) for x in (review / "review_candidates.jsonl").read_text().splitlines()]
     assert [x["sample_id"] for x in lines] == ["tree.crr-scene-1", "tree.ctd-0", "tree.gsd-0",
                                                "tree.ssr-chain-1"]
@@ -47,7 +47,8 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     r = {m.pseudonym: m.client() for m in panel.reviewers}
     tasks = push(admin, "proready", "e2e-r1", _cands(review, lines), PROREADY, ls_env.media_root)
     t = admin.tasks.get(id=str(tasks[("tree.ctd-0", 1)]))
-    assert t.data["media_0"] == "/data/local-files/?d=proready-e2e/proready/review/1.0.0/media/tree.webm"
+    assert t.data["media_0"] == ("/data/local-files/?d=proready-e2e/proready/review/1.0.0/media/"
+                                 "proready/tree.webm")
     for (sid, _), tid in sorted(tasks.items()):
         for who in ("r1", "r2", "r3", "r4"):
             if sid == "tree.ctd-0" and who == "r3":
@@ -60,7 +61,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     assert first.violations == [] and len(first.decisions) == 16
 
     # the correction: version 2 of the CTD item, pushed as a new task and re-reviewed by all four
-    cands = {c["id"]: c for c in pq.read_table(review / "candidates").to_pylist()}
+    cands = {c["id"]: c for c in map(json.loads, (review / "candidates.jsonl").read_text().splitlines())}
     ctd = cands["tree.ctd-0"]
     turns = [dict(ctd["turns"][0], t_e=27.5, evidence_method="human")]
     v2 = dict(ctd, version=2, turns=turns)

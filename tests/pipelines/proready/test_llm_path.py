@@ -84,7 +84,7 @@ def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -
         # 3 captions (10 s segments of 29.6 s), 2 summaries, 1 QA, 7 + 4 frame checks, 2 retries
         assert server.count(LLM, "gemini") == 3
         assert server.count(VLM, "openai") == 3 + 7 + 4 + 2
-        items = pq.read_table(review / "candidates").to_pylist()
+        items = _candidates(review)
         assert len(items) == 1
         turns = items[0]["turns"]
         assert items[0]["id"] == "tree.llm-0" and items[0]["generator"] == "llm"
@@ -99,7 +99,11 @@ def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -
         n = len(server.requests)
         run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o2")])
         assert len(server.requests) == n  # every answer came from the persistent cache
-        assert (tmp_path / "o2/proready/review/1.0.0/candidates").is_dir()
+        assert (tmp_path / "o2/proready/review/1.0.0/candidates.jsonl").is_file()
+
+
+def _candidates(review: Path) -> list[dict]:
+    return [json.loads(line) for line in (review / "candidates.jsonl").read_text().splitlines()]
 
 
 def test_malformed_model_output_is_rejected_with_a_reason(tree_corpus: Path, tmp_path: Path) -> None:
@@ -107,8 +111,8 @@ def test_malformed_model_output_is_rejected_with_a_reason(tree_corpus: Path, tmp
         server.set_answers(responder('{"turns": [{"task_type": "ctd", "question": "q"}]}'))
         review = run(["--config", str(_config(tmp_path, server)), "--raw-dir", str(tree_corpus),
                       "--out", str(tmp_path / "o")])
-    state = json.loads((review / "STATUS.json").read_text())
-    assert state["counts"]["items"] == {"inputs": 1, "kept": 0, "filtered": 0, "rejected": 1}
+    state = json.loads((review / "status.json").read_text())
+    assert state["counts"]["items"] == {"inputs": 1, "kept": 0, "filtered": 0, "rejected": 1, "pending": 0}
     (rej,) = pq.read_table(review / "rejected").to_pylist()
     assert (rej["item_id"], rej["stage"], rej["field"]) == ("tree.llm-0", "qa", "qa[0]")
     assert rej["reason"].startswith("malformed model output: qwen2-test on tree/qa/0")
@@ -146,7 +150,7 @@ def test_template_questions_with_framewise_vlm_windows(tree_corpus: Path, tmp_pa
         cfg.write_text(yaml.safe_dump(data))
         review = run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o")])
         assert server.count(LLM) == 0  # no LLM on the template path
-    items = {i["id"]: i for i in pq.read_table(review / "candidates").to_pylist()}
+    items = {i["id"]: i for i in _candidates(review)}
     chain = items["tree.ssr-chain-1"]["turns"]
     assert [(t["ask_time_s"], t["t_s"], t["t_e"], t["evidence_method"]) for t in chain] == [
         (23.0, 26.0, 28.0, "vlm_framewise"), (26.0, 27.0, 28.0, "vlm_framewise"),

@@ -12,8 +12,9 @@ import pytest
 from annotation.approval import ReleaseBlocked, check_release
 from annotation.rubrics import PROREADY
 from exports.parquet_shards import encode_table
-from pipelines.proready.quality import iou_report, iou_sample, run_suite, verifiability_report
-from pipelines.proready.review import apply_corrections, content_hash, decide
+from exports.quality import run_suites
+from pipelines.proready.quality import iou_report, iou_sample, suites, verifiability_report
+from pipelines.proready.review import apply_corrections, content_hash, decide, number_corrections
 from schemas.proready import ITEM
 from tests.support.protocol_server import ProtocolServer
 
@@ -43,17 +44,38 @@ def _d(item: dict[str, Any], reviewer: str, decision: str = "approve", version: 
 PANEL = ("r1", "r2", "r3", "r4")
 
 
+def _apply(items: dict[str, dict[str, Any]], corrections: list[dict[str, Any]], source: str):
+    """The pipeline's per-item application (ReviewGate) over a set of items."""
+    numbered = number_corrections(corrections)
+    latest, rejected = {}, []
+    for sid in sorted(set(items) | {str(c["sample_id"]) for _, c in numbered}):
+        item, rej = apply_corrections(items.get(sid), [nc for nc in numbered
+                                                      if str(nc[1]["sample_id"]) == sid], source)
+        rejected += rej
+        if item is not None:
+            latest[sid] = item
+    return latest, rejected
+
+
+def _decide(latest: dict[str, dict[str, Any]], decisions: list[dict[str, Any]]):
+    kept, filtered, st = [], [], {}
+    for sid in sorted(latest):
+        ok, item, st[sid] = decide(latest[sid], [d for d in decisions if d["sample_id"] == sid])
+        (kept if ok else filtered).append(item)
+    return kept, filtered, st
+
+
 def test_correction_is_a_new_version_and_old_approvals_do_not_count() -> None:
     a, b = _item("v.a"), _item("v.b")
     turns = [dict(a["turns"][0], t_e=13.0, evidence_method="human")]
-    latest, rejected = apply_corrections({"v.a": a, "v.b": b},
-                                         [{"sample_id": "v.a", "version": 2, "turns": turns}], "c.jsonl")
+    latest, rejected = _apply({"v.a": a, "v.b": b},
+                              [{"sample_id": "v.a", "version": 2, "turns": turns}], "c.jsonl")
     assert rejected == []
     assert latest["v.a"]["version"] == 2 and latest["v.a"]["content_hash"] != a["content_hash"]
     # all four approved v1 of a, three approved its correction v2; b fully approved
     decisions = ([_d(a, r) for r in PANEL] + [_d(latest["v.a"], r) for r in PANEL[:3]]
                  + [_d(b, r) for r in PANEL])
-    kept, filtered, st = decide(latest, decisions)
+    kept, filtered, st = _decide(latest, decisions)
     assert [i["id"] for i in kept] == ["v.b"] and kept[0]["approvals"] == list(PANEL)
     assert kept[0]["review_round"] == "r"
     assert [(f["id"], f["filter_name"]) for f in filtered] == [("v.a", "review_pending")]
@@ -67,7 +89,7 @@ def test_objections_and_hash_mismatch_are_filtered() -> None:
     decisions = ([_d(a, r) for r in PANEL[:3]] + [_d(a, "r4", "reject")]
                  + [_d(b, r) for r in PANEL[:3]] + [_d(b, "r4", "revise")]
                  + [_d(c, r, h="f" * 64) for r in PANEL])  # approved other content under c's id
-    kept, filtered, _ = decide({i["id"]: i for i in (a, b, c)}, decisions)
+    kept, filtered, _ = _decide({i["id"]: i for i in (a, b, c)}, decisions)
     assert kept == []
     assert {f["id"]: f["filter_name"] for f in filtered} == {
         "v.a": "review_excluded", "v.b": "review_needs_correction", "v.c": "review_hash_mismatch"}
@@ -76,13 +98,13 @@ def test_objections_and_hash_mismatch_are_filtered() -> None:
 def test_invalid_correction_is_rejected_naming_file_and_field() -> None:
     a = _item("v.a")
     bad = [dict(a["turns"][0], ask_time_s=12.5)]  # evidence would precede the question
-    latest, rejected = apply_corrections({"v.a": a}, [{"sample_id": "v.a", "version": 2, "turns": bad},
-                                                      {"sample_id": "v.x", "version": 2, "turns": bad}],
-                                         "fix.jsonl")
+    latest, rejected = _apply({"v.a": a}, [{"sample_id": "v.a", "version": 2, "turns": bad},
+                                           {"sample_id": "v.x", "version": 2, "turns": bad}],
+                              "fix.jsonl")
     assert latest == {}
     assert sorted((r.item_id, r.source_file, r.field) for r in rejected) == [
         ("v.a", "fix.jsonl", "turns[0].t_s"), ("v.x", "fix.jsonl", "corrections[1].sample_id")]
-    skip = apply_corrections({"v.a": a}, [{"sample_id": "v.a", "version": 3, "turns": a["turns"]}], "f")
+    skip = _apply({"v.a": a}, [{"sample_id": "v.a", "version": 3, "turns": a["turns"]}], "f")
     assert skip[1][0].field == "corrections[0].version"
 
 
@@ -108,11 +130,11 @@ def test_data_quality_suite_catches_non_future_dependent_rows(tmp_path: Path) ->
     bad = dict(_item("v.b", ask=13.0), approvals=list(PANEL))  # asked after t_s
     (tmp_path / "data" / "crr").mkdir(parents=True)
     (tmp_path / "data" / "crr" / "test-00000-of-00001.parquet").write_bytes(encode_table([good], ITEM)[0])
-    assert run_suite(tmp_path / "data", 4)["success"] is True
+    assert run_suites(suites(tmp_path, 4), tmp_path / "reports", label=tmp_path).success is True
     shard = tmp_path / "data" / "crr" / "test-00000-of-00001.parquet"
     shard.write_bytes(encode_table([good, bad], ITEM)[0])
-    res = run_suite(tmp_path / "data", 4)
-    failed = {e["column"]: e["unexpected_count"] for e in res["expectations"] if not e["success"]}
+    res = run_suites(suites(tmp_path, 4), tmp_path / "reports", label=tmp_path)
+    failed = {c.column: c.unexpected_count for c in res.failed}
     assert failed == {"future_dependent": 1}
     assert pq.read_table(tmp_path / "data").num_rows == 2
 

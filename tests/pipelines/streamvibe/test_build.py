@@ -80,7 +80,7 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     out = pending.parents[2]
     log = write_jsonl(tmp_path / "decisions.jsonl",
                       approvals(pending / "review_candidates.jsonl", objections={OBJECTED: "revise"}))
-    final = run(["--raw-dir", str(demo_raw), "--out", str(out), "--reviews", str(log)])
+    final = run(["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     counts = manifest["counts"]
     for st, (inputs, rejected) in DEMO.items():
@@ -106,7 +106,7 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     assert "G" not in [c["config_name"] for c in _configs(final)] and "pointwise" in [
         c["config_name"] for c in _configs(final)]
     # rebuild: byte-identical Parquet (design.md §Conventions)
-    again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--reviews", str(log)])
+    again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--decisions", str(log)])
     assert _digests(final) == _digests(again)
 
 
@@ -150,7 +150,7 @@ def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, de
     cfg_path.write_text(yaml.safe_dump(cfg))
     log = write_jsonl(tmp_path / "decisions.jsonl", approvals(pending / "review_candidates.jsonl"))
     final = run(["--config", str(cfg_path), "--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"),
-                 "--reviews", str(log)])
+                 "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     for st in ("I", "R"):
         assert manifest["counts"][st]["kept"] == 1 and manifest["counts"][st]["filtered"] == 1

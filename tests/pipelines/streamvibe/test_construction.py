@@ -314,7 +314,8 @@ def test_schemas_derive_every_view():
 
 def test_quality_suite_catches_a_duplicate_across_files_and_a_causality_break(tmp_path):
     from exports.parquet_shards import encode_table
-    from pipelines.streamvibe.quality import run_suite
+    from exports.quality import run_suites
+    from pipelines.streamvibe.quality import suites
     from pipelines.streamvibe.serialize import pointwise_records, sample_record
     from schemas.streamvibe import POINTWISE, SAMPLE
 
@@ -328,7 +329,7 @@ def test_quality_suite_catches_a_duplicate_across_files_and_a_causality_break(tm
         (tmp_path / sub).mkdir(parents=True)
         (tmp_path / sub / "test-00000-of-00001.parquet").write_bytes(encode_table(rows, schema)[0])
     counts = {"R": {"inputs": 3, "kept": 2, "filtered": 0, "rejected": 0}}  # one input unaccounted
-    report = run_suite(tmp_path, {"R": 5}, counts)
+    report = run_suites(suites(tmp_path, {"R": 5}, counts), tmp_path / "reports", label=tmp_path)
     failed = {(x.suite, x.column): x.examples for x in report.failed}
     assert not report.success
     assert failed == {("streamvibe_samples", "id"): ["r/c/v/0", "r/c/v/0"],

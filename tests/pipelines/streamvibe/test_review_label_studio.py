@@ -78,7 +78,7 @@ def test_candidates_reach_a_release_through_label_studio(ls_env, panel, demo_raw
     res = pull(admin, "streamvibe", ROUND, STREAMVIBE, panel, log_dir=tmp_path / "log")
     assert res.violations == [] and len(res.decisions) == 20
 
-    final = run(["--raw-dir", str(raw), "--out", str(out), "--reviews", str(tmp_path / "log")])
+    final = run(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(tmp_path / "log")])
     manifest = json.loads((final / "manifest.json").read_text())
     kept = {st: c["kept"] for st, c in manifest["counts"].items() if c["kept"]}
     assert kept == {"I": 1, "L": 1, "M": 1, "R": 1}

@@ -1,0 +1,100 @@
+"""``benchforge``: one entry point for building, checking, reviewing and exporting.
+
+    benchforge build proactivebench --raw-dir demo_corpus [--out out] [Beam options…]
+    benchforge build streamvibe --raw-dir demo_corpus [--decisions <decision log>]
+    benchforge build proready --raw-dir demo_corpus [--decisions <decision log>] [--corrections …]
+    benchforge check out/proactivebench/1.0.0            # any benchmark's release
+    benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
+    benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
+
+The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
+``--decisions``); the Make targets are thin wrappers around these commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import import_module
+from pathlib import Path
+
+from pipelines.common.benchmark import Benchmark
+
+# benchmark name → "module:attribute" (imported on use: each pulls in its own dependencies)
+BENCHMARKS = {
+    "proactivebench": "pipelines.proactivebench.build:PROACTIVEBENCH",
+    "streamvibe": "pipelines.streamvibe.build:STREAMVIBE",
+    "proready": "pipelines.proready.build:PROREADY",
+}
+
+
+def benchmark(name: str) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise SystemExit(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
+    module, attr = BENCHMARKS[name].split(":")
+    return getattr(import_module(module), attr)
+
+
+def check(argv: list[str]) -> int:
+    """The data-quality gate of a published release; exit 0 passed, 1 failed, 2 unreadable."""
+    from pipelines.common.driver import gate
+
+    parser = argparse.ArgumentParser(prog="benchforge check", description=check.__doc__)
+    parser.add_argument("release", type=Path, help="release folder (holds manifest.json and data/)")
+    parser.add_argument("--reports", type=Path, default=None,
+                        help="where the reports go (default: checks/<version>/ beside the release: "
+                             "a published release is never written into)")
+    parser.add_argument("--no-data-docs", action="store_true", help="skip the HTML Data Docs")
+    args = parser.parse_args(argv)
+    release = args.release.resolve()
+    try:
+        manifest = json.loads((release / "manifest.json").read_text())
+        bench = benchmark(str(manifest["benchmark"]))
+        report = gate(bench, release, manifest["counts"], manifest, label=release,
+                      reports=args.reports or release.parent / "checks" / release.name,
+                      data_docs=not args.no_data_docs)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: cannot validate {args.release}: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    passed = len(report.checks) - len(report.failed)
+    print(f"{'PASSED' if report.success else 'FAILED'}: {passed}/{len(report.checks)} expectations "
+          f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}")
+    for c in report.failed:
+        print(f"  FAIL {c.check} [{c.expectation} on {c.column}]: {c.unexpected_count} unexpected, "
+              f"e.g. {c.examples[:5]}")
+    print(f"summary: {report.markdown}")
+    if report.data_docs_index:
+        print(f"data docs: {report.data_docs_index}")
+    return 0 if report.success else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = ("build", "check", "review", "export")
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
+        print(__doc__, file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    command, rest = argv[0], argv[1:]
+    if command == "build":
+        if not rest or rest[0].startswith("-"):
+            raise SystemExit(f"benchforge build <benchmark> …; benchmarks: {', '.join(BENCHMARKS)}")
+        from pipelines.common import driver
+
+        driver.main(benchmark(rest[0]), rest[1:])
+        return 0
+    if command == "check":
+        return check(rest)
+    if command == "review":
+        from annotation.cli import main as review_main
+
+        return int(review_main(rest) or 0)
+    if rest[:1] == ["compat-proactivebench"]:
+        from exports.compat_proactivebench import main as compat_main
+
+        return int(compat_main(rest[1:]) or 0)
+    raise SystemExit("benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

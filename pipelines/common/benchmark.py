@@ -1,0 +1,136 @@
+"""What one benchmark folder provides to the shared driver (:mod:`pipelines.common.driver`).
+
+Why this shape: three benchmarks were first built as three drivers, and every shared mechanism
+(config loading, staging, the ``inputs = kept + filtered + rejected`` check, manifest, publish,
+the pending-review state, the summary) drifted apart in their copies. Like a TFDS builder, a
+benchmark now says only what is its own — its options, its sources, its Beam steps, its manifest
+facts, card text and checks — and :func:`pipelines.common.driver.run` does the rest, the same way
+for every benchmark. Adding a fourth benchmark is a new folder with one :class:`Benchmark`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+
+from schemas.core import RecordSchema
+
+
+@dataclass
+class BuildContext:
+    """Everything a benchmark's hooks may read; ``state`` holds what :meth:`Benchmark.prepare`
+    resolved (readers, source roots, model settings) for the later hooks."""
+
+    config: dict[str, Any]
+    config_path: Path
+    raw_dir: Path
+    out_root: Path  # <out>/<benchmark>
+    args: argparse.Namespace
+    staging: Path = Path()
+    decisions: list[dict[str, Any]] | None = None  # review benchmarks: None = no decisions yet
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        return str(self.config["version"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.config.get("global_seed", 0))
+
+    @property
+    def pending(self) -> bool:
+        """A review benchmark built without decisions stops at the pending-review state."""
+        return self.decisions is None
+
+
+@dataclass
+class Finalized:
+    """A benchmark's part of a release: manifest facts, warnings and card text."""
+
+    manifest: dict[str, Any]  # merged into the common manifest (a key here wins)
+    warnings: list[str]
+    configs: dict[str, str]  # HF config name → data folder (only folders with rows)
+    card_sections: list[str] = field(default_factory=list)  # markdown appended to the card
+    extra_configs: list[dict[str, Any]] = field(default_factory=list)  # e.g. a second record type
+    summary_lines: list[str] = field(default_factory=list)  # printed after the counts table
+
+
+@dataclass
+class PendingReview:
+    """A review benchmark's candidates, as the pending-review state lists them."""
+
+    candidates: list[dict[str, Any]]  # full candidates (candidates.jsonl)
+    units: list[dict[str, Any]]  # push units (review_candidates.jsonl)
+    status: dict[str, Any]  # benchmark facts merged into status.json (incl. rubric, review_round)
+    media: Path | None = None  # folder of browser-playable review media, becomes media/
+
+
+class Benchmark:
+    """Base class of a benchmark; see the module doc. Class attributes describe it, methods are
+    the hooks the driver calls in order: ``add_arguments`` → ``check_config`` → ``prepare`` →
+    ``pipeline`` → ``after_pipeline`` → (``pending`` | ``finalize`` → ``suites``)."""
+
+    name: str = ""
+    title: str = ""
+    summary: str = ""  # card summary
+    usage: str = ""  # card "Loading" snippet
+    schema: RecordSchema
+    filtered_schema: RecordSchema
+    split: str = "test"
+    default_config: Path = Path()
+    group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
+    reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
+        reviewed benchmarks, --decisions)."""
+
+    def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
+        """Validate (and normalise) the config; raise SystemExit naming the file and key."""
+        return config
+
+    def prepare(self, ctx: BuildContext) -> None:
+        """Resolve sources and settings into ``ctx.state``; raise SystemExit with a hint that
+        names what the user types (make variable or CLI flag) when a source is missing."""
+
+    def groups(self, ctx: BuildContext) -> list[str]:
+        """The counts groups every manifest lists, even with no inputs."""
+        return []
+
+    def data_prefix(self, group: str) -> str | None:
+        """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""
+        return f"data/{group}"
+
+    def describe(self, ctx: BuildContext) -> str:
+        """One line printed when the build starts."""
+        return f"building {self.name} {ctx.version} from {ctx.raw_dir}"
+
+    def pipeline(self, p: beam.Pipeline, ctx: BuildContext) -> None:
+        """Add the Beam steps; they write under ``ctx.staging`` with
+        :class:`pipelines.common.transforms.WriteOutcomes`."""
+        raise NotImplementedError
+
+    def after_pipeline(self, ctx: BuildContext) -> None:
+        """Bookkeeping that must happen whether the build stops at review or releases (e.g. the
+        ledger of candidate versions)."""
+
+    def pending(self, ctx: BuildContext) -> PendingReview:
+        """Reviewed benchmarks: the candidates of the pending-review state."""
+        raise NotImplementedError
+
+    def suites(self, release: Path, counts: dict[str, dict[str, int]],
+               manifest: dict[str, Any]) -> list[Any]:
+        """The great-expectations suites (:class:`exports.quality.Suite`) every release of this
+        benchmark must pass — at build time before publishing, and in ``benchforge check``."""
+        return []
+
+    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
+                 files: list[dict[str, Any]]) -> Finalized:
+        """Manifest facts, checks (raise ReleaseError to stop the publish), reports written
+        into ``ctx.staging / "reports"``, card text."""
+        raise NotImplementedError
