@@ -21,6 +21,15 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """sha256 of a file read in chunks: a 450 MB shard is never held in memory to be hashed."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def canonical_json(value: Any) -> str:
     """Key-sorted, compact, NaN-free JSON: the byte string content hashes are taken over."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,

@@ -25,7 +25,7 @@ from core.seeding import id_hash
 from schemas.core import RecordSchema
 
 MAX_SHARD_BYTES = 450 * 1024 * 1024  # shards <= 500 MB (encoded size is close to raw)
-MAX_ROW_GROUP_BYTES = 90 * 1024 * 1024  # design.md §Conventions: row groups <= 100 MB
+MAX_ROW_GROUP_BYTES = 16 * 1024 * 1024  # row groups <= 100 MB; small ones keep the writer's memory flat
 HASH_SPACE = 1 << 128
 
 

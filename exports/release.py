@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.files import sha256_hex
+from core.files import file_sha256
 from exports.parquet_shards import shard_name, write_shard
 from schemas.core import RecordSchema
 
@@ -90,12 +90,11 @@ def file_inventory(staging: Path) -> list[dict[str, Any]]:
         rel = path.relative_to(staging).as_posix()
         if rel.startswith("_build/"):
             continue
-        data = path.read_bytes()
         out.append({
             "path": rel,
             "rows": pq.ParquetFile(path).metadata.num_rows,
-            "bytes": len(data),
-            "sha256": sha256_hex(data),
+            "bytes": path.stat().st_size,
+            "sha256": file_sha256(path),
         })
     return out
 

@@ -172,7 +172,9 @@ def load_episode_frame(release_dir: str | os.PathLike[str]) -> pd.DataFrame:
     for path in release_files(root):
         pf = pq.ParquetFile(path)
         rel = os.path.relpath(path, root)
-        for batch in pf.iter_batches(batch_size=256):
+        # every column but the frame bytes: the frame count comes from the paths' list lengths
+        columns = [c for c in pf.schema_arrow.names if c != "frames"] + ["frames.list.element.path"]
+        for batch in pf.iter_batches(batch_size=256, columns=columns):
             lengths = pc.list_value_length(batch.column("frames")).to_pylist()
             table = batch.drop_columns(["frames"]).to_pylist()
             for row, n in zip(table, lengths, strict=True):

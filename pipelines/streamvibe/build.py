@@ -158,7 +158,7 @@ class StreamVibe(Benchmark):
                     "content": u.content, "media": u.media, "content_hash": u.content_hash}
                    for u in units],
             status={"sources": sources, "videos": videos, "rubric": "streamvibe",
-                    "review_round": str(review.get("review_round", "streamvibe-r1"))},
+                    "review_round": str(review.get("round", "streamvibe-r1"))},
             media=media)
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],

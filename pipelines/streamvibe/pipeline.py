@@ -26,7 +26,15 @@ from core.blobs import BlobStore
 from core.errors import BadInput, Rejection
 from core.files import canonical_json
 from pipelines.common.progress import ReportProgress
-from pipelines.common.transforms import REJECTED, WriteJson, WriteShardedParquet
+from pipelines.common.transforms import (
+    REJECTED,
+    CountAs,
+    CountOutcomes,
+    WriteFileList,
+    WriteJson,
+    WriteRejections,
+    WriteShardedParquet,
+)
 from pipelines.streamvibe.candidates import RuleGenerator, assemble
 from pipelines.streamvibe.negatives import negative_probes
 from pipelines.streamvibe.normalize import VideoFailure, normalize_video
@@ -34,7 +42,6 @@ from pipelines.streamvibe.review import assign_version, evidence_json, gate
 from pipelines.streamvibe.serialize import allocate, pointwise_records, sample_record
 from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, video_key
 from pipelines.streamvibe.validate import validate_candidate
-from schemas.outcomes import REJECTION
 from schemas.streamvibe import BENCHMARK, FILTERED, POINTWISE, SAMPLE, config_name
 
 FILTERED_TAG = "filtered"
@@ -198,9 +205,9 @@ def _serialize(key, grouped):
             yield "pointwise", row
 
 
-def _count(pcoll, label: str, stage: str):
-    return pcoll | f"Count{label}" >> beam.Map(
-        lambda x, s=stage: (x.environment if isinstance(x, Rejection) else x["subtype"], s))
+def _subtype(x: Any) -> str:
+    """Counts group of a pair, candidate or rejection: its intent subtype."""
+    return x.environment if isinstance(x, Rejection) else x["subtype"]
 
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, Any] | None = None,
@@ -212,8 +219,8 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         | "SplitListing" >> beam.ParDo(_Split()).with_outputs(REJECTED, main="pairs")
     )
     pairs = listed.pairs
-    counts = [_count(pairs, "Pairs", "enumerated"),
-              _count(listed[REJECTED], "ListingRejected", "listing_rejected")]
+    counts = [pairs | "CountPairs" >> CountAs("enumerated", _subtype),
+              listed[REJECTED] | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
     rejected = [listed[REJECTED]]
 
     total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
@@ -239,7 +246,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         | "Generate" >> beam.ParDo(GenerateCandidates(cfg)).with_outputs(REJECTED, main="cands")
     )
     rejected.append(generated[REJECTED])
-    counts.append(_count(generated[REJECTED], "GenRejected", "candidate_rejected"))
+    counts.append(generated[REJECTED] | "CountGenRejected" >> CountAs("candidate_rejected", _subtype))
     ledger_pc = p | "Ledger" >> beam.Create(sorted((ledger or {}).items()))
     cands = generated.cands | "Version" >> beam.Map(
         lambda c, led: assign_version(c, led), led=AsDict(ledger_pc))
@@ -247,7 +254,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
 
     files = []
     if not cfg.review:
-        counts.append(_count(cands, "Pending", "pending"))
+        counts.append(cands | "CountPending" >> CountAs("pending", _subtype))
     else:
         status_pc = p | "Statuses" >> beam.Create(sorted((statuses or {}).items()))
         gated = cands | "ReviewGate" >> beam.ParDo(ReviewGate(), statuses=AsDict(status_pc)).with_outputs(
@@ -261,7 +268,8 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         )
         kept = allocated.kept
         filtered = (gated[FILTERED_TAG], allocated[FILTERED_TAG]) | "AllFiltered" >> beam.Flatten()
-        counts += [_count(kept, "Kept", "kept"), _count(filtered, "Filtered", "filtered")]
+        counts += [kept | "CountKept" >> CountAs("kept", _subtype),
+                   filtered | "CountFiltered" >> CountAs("filtered", _subtype)]
         records = (
             {"cand": kept | "KeyKept" >> beam.Map(lambda c: (_video_key_of(c), c)), "video": videos}
             | "JoinKeptVideos" >> beam.CoGroupByKey()
@@ -277,21 +285,9 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             filtered | "WriteFiltered" >> WriteShardedParquet(
                 cfg.staging, lambda r: "filtered", FILTERED, "filtered"),
         ]
-    all_rejected = rejected | "AllRejected" >> beam.Flatten()
-    files.append(
-        all_rejected
-        | "RejectionRecords" >> beam.Map(lambda r: r.to_record())
-        | "WriteRejected" >> WriteShardedParquet(cfg.staging, lambda r: "rejected", REJECTION,
-                                                 "rejected", unique=False)
-    )
-    (files | "AllFiles" >> beam.Flatten()) | "WriteFileList" >> WriteJson(f"{cfg.staging}/_build/files.json")
-    (
-        counts
-        | "AllCounts" >> beam.Flatten()
-        | "CountPerStage" >> beam.combiners.Count.PerElement()
-        | "CountRecords" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
-        | "WriteCounts" >> WriteJson(f"{cfg.staging}/_build/counts.json")
-    )
+    files.append(tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging))
+    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+    tuple(counts) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     (
         videos
         | "VideoFacts" >> beam.MapTuple(lambda k, v: {

@@ -68,14 +68,20 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
     assert (release / "reports" / "counts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_rebuild_and_two_workers_are_byte_identical(corpus, release, tmp_path):
+def test_rebuild_two_workers_and_a_portable_runner_are_byte_identical(corpus, release, tmp_path):
+    """Same bytes from a rebuild, from two worker processes, and through Beam's portability
+    layer (the job API and gRPC worker protocol Flink and Spark runners use; with an embedded
+    job server, so it runs offline — docs/scaling.md)."""
     again = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "a")])
     two = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "b"),
                "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    portable = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "c"), "--runner=PortableRunner",
+                    "--job_endpoint=embed", "--environment_type=LOOPBACK"])
     reference = parquet_digests(release)
     assert len(reference) == 9  # 7 environments + filtered/ + rejected/
     assert parquet_digests(again) == reference
     assert parquet_digests(two) == reference
+    assert parquet_digests(portable) == reference
 
 
 def test_datasets_decodes_frames_without_a_cast(release, monkeypatch):
