@@ -34,9 +34,10 @@ its Cohen's κ against each human can be reported. What follows from that:
 
 Media (documented choice). Images are sent inline (``Part.from_bytes``). Videos are *not*
 uploaded through the Files API: they are sampled at 1 FPS by the pipelines' own
-:func:`pipelines.media.video.frames_1fps` (the first decoded frame at or after each whole second
-of the real, decoded timeline), each frame JPEG-encoded and sent inline, preceded by a ``t=<s>s``
-text label. Why: StreamVibe serialises streams causally at 1 FPS (StreamVibe §3,
+:func:`pipelines.media.video.causal_frames` (the frame on screen at each whole second of the
+real, decoded timeline, longest side capped as in the streams), each frame JPEG-encoded and sent
+inline, preceded by a ``t=<s>s`` text label.
+Why: StreamVibe serialises streams causally at 1 FPS (StreamVibe §3,
 App. B), so the reviewer sees exactly what the benchmark's models see; inline frames need no
 upload state, are hashable, and work against any ``base_url``. Frames are read sequentially
 rather than by seeking, because container headers lie (opencv-doc ``tree.avi`` claims 444 frames,
@@ -163,23 +164,25 @@ def _video_suffix(data: bytes) -> str:
 
 
 def sample_video_frames(data: bytes, fps: float = VIDEO_FPS) -> list[tuple[float, bytes]]:
-    """The benchmark's own 1 FPS frames (:func:`pipelines.media.video.frames_1fps`) as JPEG.
+    """The benchmark's own 1 FPS frames (:func:`pipelines.media.video.causal_frames`) as JPEG.
 
-    The model reviewer must see what the pipelines and the benchmark's models see: one frame per
-    second of the *real* decoded timeline (``tree.avi`` gives 30 frames over its 29.6 s, not the
-    5 a frame-counting sampler gets from its 68 decodable frames). Returns ``(t, jpeg)`` pairs;
-    raises ``ValueError`` when nothing decodes.
+    The model reviewer must see what the pipelines and the benchmark's models see: the frame on
+    screen at each second of the *real* decoded timeline (``tree.avi`` gives 30 frames over its
+    29.6 s, not the 5 a frame-counting sampler gets from its 68 decodable frames), capped at the
+    streams' longest side and encoded by the same rule. Returns ``(t, jpeg)`` pairs; raises
+    ``ValueError`` when nothing decodes.
     """
     from core.errors import BadInput
-    from pipelines.media.video import frames_1fps_bytes
+    from pipelines.media.video import STREAM_MAX_SIDE, causal_frames_bytes
 
     if fps != 1.0:
         raise ValueError(f"the reviewer samples at 1 FPS like the benchmark, not {fps}")
     try:
-        frames = frames_1fps_bytes(data, f"review-media{_video_suffix(data)}", quality=JPEG_QUALITY)
+        sampled = causal_frames_bytes(data, f"review-media{_video_suffix(data)}",
+                                      max_side=STREAM_MAX_SIDE, jpeg_quality=JPEG_QUALITY)
     except BadInput as exc:
         raise ValueError(exc.reason) from exc
-    return [(round(f.t, 3), f.image) for f in frames]
+    return [(round(f.t, 3), f.image) for f in sampled.frames]
 
 
 def _load_media(item: Media) -> bytes:

@@ -1,11 +1,12 @@
-"""Video normalization: probe the real timeline, sample 1 FPS frames, transcode for browsers.
+"""Video normalization: probe the real timeline, sample causal 1 FPS frames, transcode for browsers.
 
 Why this module exists
 ----------------------
 StreamVibe serializes every sample as a causal 1 FPS stream (StreamVibe §3.3: "validated annotations
-are aligned to 1 FPS streams"), ChangeIt episodes are frames sampled at 1 FPS (ProactiveBench App. 0.A.6)
-and ProReady-QA evidence windows are in seconds (StreamReady §4). All three need the *real* timeline of
-a file, and real files lie:
+are aligned to 1 FPS streams"; App. B.2: "at time t, the record exposes only frames … available
+by t"), ChangeIt episodes are frames sampled at 1 FPS (ProactiveBench App. 0.A.6) and ProReady-QA
+evidence windows are in seconds of the video (StreamReady §4.2–4.3; videos are sampled at 1 FPS,
+App. D). All of them need the *real* timeline of a file, and real files lie:
 
 * Debian ``opencv-doc``'s ``tree.avi`` says 444 frames at 15 fps in its header. Only 68 frames
   decode, but they are **not** the first 4.5 s: the AVI holds empty "repeat previous frame" chunks,
@@ -20,9 +21,15 @@ videos). A file from which no frame decodes is :class:`~core.errors.BadInput`; a
 that decodes only part of what its header promises is *not* an error by itself — the shortfall is
 reported in :class:`VideoInfo` so a pipeline can decide (and the manifest can count it).
 
-Determinism (design.md §Conventions): frames are encoded with OpenCV's bundled libjpeg/libpng at
-fixed parameters,
-so the same file gives the same bytes on every worker running the pinned wheel.
+One sampler (:func:`causal_frames`): every consumer of 1 FPS frames — StreamVibe's stream, the
+ProReady-QA evidence check, the ChangeIt / VSOD video reader, the Gemini reviewer — gets the frame
+*on screen* at each second (never a later one: a frame from the future would let a stream or an
+evidence window see what has not happened yet), shrunk by one rule (:func:`resize_max_side`)
+and encoded by one rule (:func:`encode_jpeg`). Callers differ only in the cap on the longest
+side and, for StreamVibe, the configured JPEG quality.
+
+Determinism (design.md §Conventions): frames are encoded with OpenCV's bundled libjpeg-turbo at
+fixed parameters, so the same file gives the same bytes on every worker running the pinned wheel.
 """
 
 from __future__ import annotations
@@ -34,11 +41,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 # libav (inside OpenCV) prints its decoder complaints ("moov atom not found", "Error at MB")
 # straight to the console; what matters of them reaches the user as a rejection or a note
@@ -52,17 +60,22 @@ from core.errors import BadInput
 
 log = logging.getLogger(__name__)
 _EPS = 1e-6  # seconds; decoder timestamps are msec floats (1.0000000001 s is 1 s)
-SamplePolicy = Literal["at_or_after", "at_or_before", "nearest"]
-ImageFormat = Literal["jpeg", "png"]
+JPEG_QUALITY = 90  # the JPEG rule's default quality (configs/streamvibe.yaml frames.jpeg_quality)
+# the longest side of the 1 FPS frames the benchmarks' models see (configs/streamvibe.yaml
+# frames.max_side, configs/proready.yaml frame_max_side); the Gemini reviewer sees the same
+STREAM_MAX_SIDE = 448
 
 __all__ = [
+    "JPEG_QUALITY",
+    "STREAM_MAX_SIDE",
+    "CausalFrames",
     "TimedFrame",
     "VideoInfo",
-    "frames_1fps",
-    "frames_1fps_bytes",
+    "causal_frames",
+    "causal_frames_bytes",
+    "encode_jpeg",
     "probe_video",
-    "sample_frames",
-    "sample_video_bytes",
+    "resize_max_side",
     "transcode_for_browser",
 ]
 
@@ -101,14 +114,25 @@ class VideoInfo:
 
 @dataclass(frozen=True)
 class TimedFrame:
-    """One sampled frame: ``t`` is the sampling time (k seconds for 1 FPS), ``pts`` the decoded
-    frame's own presentation time, ``index`` its position among *decodable* frames (0-based), and
-    ``image`` the encoded JPEG/PNG bytes."""
+    """One sampled frame: ``t`` is the sampling time (k seconds at 1 FPS), ``pts`` the decoded
+    frame's own presentation time (≤ t, except before the first frame), ``index`` its position
+    among *decodable* frames (0-based), and ``image`` its JPEG bytes (resized and encoded by the
+    module's one rule)."""
 
     t: float
     index: int
-    image: bytes
     pts: float
+    image: bytes
+
+
+@dataclass(frozen=True)
+class CausalFrames:
+    """What :func:`causal_frames` returns: the frames, one per sampling time in order, and what
+    decoding the whole file taught about it (real duration, header shortfall) — one pass gives
+    both, so callers that need the timeline do not decode twice."""
+
+    frames: tuple[TimedFrame, ...]
+    info: VideoInfo
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,159 +243,183 @@ def probe_video(path: str | os.PathLike[str], *, source_file: str | None = None)
 
 
 # --------------------------------------------------------------------------------------------
-# sampling
+# sampling: the one causal 1 FPS rule, the one resize rule, the one JPEG rule
 
 
-def _encode(bgr: np.ndarray, fmt: ImageFormat, quality: int, src: str, index: int) -> bytes:
-    if fmt == "jpeg":
-        ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality, cv2.IMWRITE_JPEG_OPTIMIZE, 0])
-    elif fmt == "png":
-        ok, buf = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 6])
-    else:
-        raise ValueError(f"fmt must be 'jpeg' or 'png', got {fmt!r}")
+def resize_max_side(bgr: np.ndarray, max_side: int | None) -> np.ndarray:
+    """The one resize rule for video frames: the longest side capped at ``max_side``.
+
+    Aspect ratio kept (each side scaled by ``max_side / longest`` and rounded, at least 1 px),
+    never enlarged, ``None`` = keep the decoded size. Interpolation ``cv2.INTER_AREA`` (pixel-area
+    averaging): OpenCV's recommended filter for shrinking, it does not alias the fine texture
+    (leaves, text) that bilinear sampling of every n-th pixel would turn into moiré.
+    """
+    if max_side is None:
+        return bgr
+    if max_side <= 0:
+        raise ValueError(f"max_side must be a positive number of pixels or None, got {max_side}")
+    h, w = bgr.shape[:2]
+    if max(h, w) <= max_side:
+        return bgr
+    scale = max_side / max(h, w)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    return cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
+
+
+def encode_jpeg(bgr: np.ndarray, quality: int = JPEG_QUALITY, *, source_file: str = "",
+                index: int = -1) -> bytes:
+    """The one JPEG rule for video frames: OpenCV's bundled libjpeg-turbo, baseline, 4:2:0,
+    no optimisation pass, fixed ``quality`` — so the same pixels give the same bytes on every
+    worker running the pinned wheel (design.md §Conventions, determinism)."""
+    ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality, cv2.IMWRITE_JPEG_OPTIMIZE, 0])
     if not ok:
-        raise BadInput(src, f"frame[{index}]", f"cannot encode frame as {fmt}")
+        raise BadInput(source_file, f"frame[{index}]", "cannot encode frame as JPEG")
     return buf.tobytes()
 
 
-def sample_frames(
+def causal_frames(
     path: str | os.PathLike[str],
     *,
-    rate: float = 1.0,
-    policy: SamplePolicy = "at_or_after",
+    fps: float = 1.0,
+    max_side: int | None = None,
+    jpeg_quality: int = JPEG_QUALITY,
     source_file: str | None = None,
-) -> tuple[list[tuple[float, int, float, np.ndarray]], VideoInfo]:
-    """Pick one decoded frame per sampling time t_k = k / rate, for every t_k < duration.
+) -> CausalFrames:
+    """The frame on screen at each t = k / ``fps`` (k = 0, 1, 2, …) while t < duration, as JPEG.
 
-    Returns ``([(t_k, index, pts, bgr), …], info)`` in one decoding pass.
+    The rule (StreamVibe App. B.2 "at time t, the record exposes only frames … available by t";
+    StreamReady §4.3: t_s is when evidence first appears): for each t, the *last decoded frame
+    whose presentation time is ≤ t*. Seconds before the first frame (a stream whose first pts is
+    > 0) show the first frame — the only exception, and only when no earlier frame exists. The
+    timeline is the decoded one (module doc): ``tree.avi`` gives 30 frames over its 29.6 s.
+    Each chosen frame goes through :func:`resize_max_side` and :func:`encode_jpeg` once, even
+    when it stands for several seconds (a held frame), so repeated seconds share their bytes.
 
-    ``policy`` decides which frame stands for t_k:
-
-    * ``"at_or_after"`` (default, the project's 1 FPS rule): first frame with pts ≥ t_k; past the
-      last frame (t_k in the final frame period) the last frame, which is what is on screen.
-    * ``"at_or_before"``: the frame on screen at t_k (latest pts ≤ t_k) — strictly causal, never
-      shows a frame from after t_k, for streams where even a sub-second leak matters.
-    * ``"nearest"``: frame whose pts is closest to t_k (ties → earlier); the legacy ChangeIt rule.
-
-    For a regular video whose frames sit on the integer seconds all three agree. ``at_or_after``
-    only retrieves (colour-converts) the chosen frames; the other two must keep each frame as a
-    candidate until the next timestamp is known, which costs a retrieve per frame.
+    Speed (benchmarks/frames_1fps.py, issue 11: at most ffmpeg ``-vf fps=1``'s time): every frame
+    is decoded (``grab``), but only frames that can be the one on screen at the next t are
+    colour-converted (``retrieve``). A frame at pts p can only be the one at t if its successor
+    comes after t; the successor is not known yet, so a frame is retrieved when p + ``margin``
+    > t, where ``margin`` is the largest gap between frames seen so far (at least one nominal
+    frame period). On a constant-rate video that is one or two frames per second. Only a gap
+    larger than every gap before it (sparse AVIs, variable-rate phone videos) can make a skipped
+    frame the one on screen after all: the pick is still right (it is decided from timestamps
+    alone), and the pixels of such frames are fetched in one second pass that decodes up to the
+    last of them. Correctness is tested against decoding and converting every frame.
     """
-    if rate <= 0:
-        raise ValueError(f"rate must be > 0, got {rate}")
+    if fps <= 0 or not math.isfinite(fps):
+        raise ValueError(f"fps must be a positive number, got {fps}")
     src = source_file if source_file is not None else str(path)
-    cap = _open(path, src)
-    step = 1.0 / rate
-    picked: list[tuple[float, int, float, np.ndarray]] = []
-    try:
-        fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        header = int(round(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0))
-        k = 0  # next sampling index still to fill
-        prev: tuple[int, float, np.ndarray] | None = None  # (index, pts, bgr) for lookbehind
-        last: tuple[int, float, np.ndarray | None] = (-1, 0.0, None)
-        gaps: list[float] = []
-        n = 0
-        for i, pts in _iter_grabbed(cap, fps):
-            if i:
-                gaps.append(pts - last[1])
-            n += 1
-            if policy == "at_or_after":
-                if k * step <= pts + _EPS:
-                    ok, bgr = cap.retrieve()
-                    if not ok:
-                        break
-                    while k * step <= pts + _EPS:
-                        picked.append((k * step, i, pts, bgr))
+    picks: list[tuple[float, int, float]] = []  # (t, decoded index, pts)
+    missing: set[int] = set()  # picked frames that were not retrieved in the first pass
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jpeg") as pool:
+        # Chosen frames are shrunk and encoded on a second thread while this one decodes (both
+        # release the GIL), and as soon as they are chosen: only JPEG bytes are kept, not one
+        # decoded picture per second of a one-hour video.
+        encoded: dict[int, Future[bytes]] = {}
+        pending: deque[Future[bytes]] = deque()
+
+        def keep(index: int, bgr: np.ndarray | None) -> None:
+            if index in encoded:
+                return
+            if bgr is None:
+                missing.add(index)
+                return
+            encoded[index] = job = pool.submit(_shrink_encode, bgr, max_side, jpeg_quality, src, index)
+            pending.append(job)
+            if len(pending) > 8:  # the encoder fell behind: wait rather than queue pictures
+                pending.popleft().result()
+
+        cap = _open(path, src)
+        try:
+            native = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+            header = int(round(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0))
+            margin = 1.0 / native if native > 0 else math.inf  # no nominal rate: retrieve every frame
+            retrieve = cap.retrieve
+            k, t = 0, 0.0  # the next sampling time still without a frame
+            held: tuple[int, float, np.ndarray | None] | None = None  # latest frame: index, pts, BGR
+            prev_pts = 0.0
+            gaps: list[float] = []
+            for i, pts in _iter_grabbed(cap, native):
+                if i:
+                    gap = pts - prev_pts
+                    gaps.append(gap)
+                    if gap > margin:
+                        margin = gap
+                prev_pts = pts
+                if held is None and t < pts - _EPS:
+                    # times before the first frame: nothing earlier exists, the first frame stands in
+                    ok, bgr = retrieve()
+                    keep(i, bgr if ok else None)
+                    while t < pts - _EPS:
+                        picks.append((t, i, pts))
                         k += 1
-                    last = (i, pts, bgr)
-                elif fps > 0 and k * step < pts + 1.0 / fps:
-                    # if the stream ended here, this frame would stand for t_k: keep it
-                    ok, bgr = cap.retrieve()
-                    last = (i, pts, bgr if ok else None)
+                        t = k / fps
+                # every time before this frame shows the held frame
+                while held is not None and t < pts - _EPS:
+                    keep(held[0], held[2])
+                    picks.append((t, held[0], held[1]))
+                    k += 1
+                    t = k / fps
+                # now t >= pts: this frame is on screen at t unless its successor comes by t
+                if pts + margin > t + _EPS:
+                    ok, bgr = retrieve()
+                    held = (i, pts, bgr if ok else None)
                 else:
-                    last = (i, pts, None)
-                continue
-            ok, bgr = cap.retrieve()
-            if not ok:
-                break
-            while prev is not None and k * step < pts - _EPS:
-                t = k * step
-                if policy == "nearest" and (pts - t) < (t - prev[1]):
-                    picked.append((t, i, pts, bgr))
-                else:
-                    picked.append((t, prev[0], prev[1], prev[2]))
-                k += 1
-            # exact hit, or t_k before the very first frame (first pts > 0): this frame
-            while k * step <= pts + _EPS:
-                picked.append((k * step, i, pts, bgr))
-                k += 1
-            prev = (i, pts, bgr)
-            last = (i, pts, bgr)
-        width = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0)
-        height = int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
-    finally:
-        cap.release()
-    if n == 0:
-        why = f"decodes 0 frames (header says {header})" if header > 0 else "decodes 0 frames"
-        raise BadInput(src, "frames", why)
-    info = VideoInfo(
-        path=str(path),
-        fps=fps,
-        header_frames=max(header, 0),
-        decodable_frames=n,
-        duration_s=_duration(last[1], n, fps, gaps),
-        width=width,
-        height=height,
-        last_frame_s=last[1],
+                    held = (i, pts, None)
+            width = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0)
+            height = int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
+        finally:
+            cap.release()
+        if held is None:
+            why = f"decodes 0 frames (header says {header})" if header > 0 else "decodes 0 frames"
+            raise BadInput(src, "frames", why)
+        n = held[0] + 1
+        info = VideoInfo(
+            path=str(path), fps=native, header_frames=max(header, 0), decodable_frames=n,
+            duration_s=_duration(held[1], n, native, gaps), width=width, height=height,
+            last_frame_s=held[1],
+        )
+        # the last frame stays on screen until the end of the real timeline
+        while t < info.duration_s - 1e-9:
+            keep(held[0], held[2])
+            picks.append((t, held[0], held[1]))
+            k += 1
+            t = k / fps
+        if not picks:
+            raise BadInput(src, "frames", "decodes to an empty timeline (duration 0 s)")
+        if missing:
+            for index, bgr in _read_frames(path, missing, src).items():
+                keep(index, bgr)
+        images = {index: job.result() for index, job in encoded.items()}
+    return CausalFrames(
+        frames=tuple(TimedFrame(t=t, index=i, pts=pts, image=images[i]) for t, i, pts in picks),
+        info=info,
     )
-    while k * step < info.duration_s - 1e-9:
-        img = last[2]
-        if img is None:
-            img = _read_frame(path, last[0], src)
-            last = (last[0], last[1], img)
-        picked.append((k * step, last[0], last[1], img))
-        k += 1
-    return picked, info
 
 
-def _read_frame(path: str | os.PathLike[str], index: int, src: str) -> np.ndarray:
-    """Decode frame ``index`` by grabbing forward (seeking is unreliable on sparse AVIs)."""
+def _shrink_encode(bgr: np.ndarray, max_side: int | None, quality: int, src: str, index: int) -> bytes:
+    return encode_jpeg(resize_max_side(bgr, max_side), quality, source_file=src, index=index)
+
+
+def _read_frames(path: str | os.PathLike[str], indices: set[int], src: str) -> dict[int, np.ndarray]:
+    """Decode the frames ``indices`` by grabbing forward from the start (seeking is unreliable on
+    sparse AVIs: it lands on key frames, not on the n-th decodable frame)."""
+    out: dict[int, np.ndarray] = {}
+    last = max(indices)
     cap = _open(path, src)
     try:
-        for i in range(index + 1):
+        for i in range(last + 1):
             if not cap.grab():
                 break
-            if i == index:
+            if i in indices:
                 ok, bgr = cap.retrieve()
                 if ok:
-                    return bgr
+                    out[i] = bgr
     finally:
         cap.release()
-    raise BadInput(src, f"frame[{index}]", "frame decoded in the first pass but not the second")
-
-
-def frames_1fps(
-    path: str | os.PathLike[str],
-    *,
-    fmt: ImageFormat = "jpeg",
-    quality: int = 90,
-    policy: SamplePolicy = "at_or_after",
-    source_file: str | None = None,
-) -> list[TimedFrame]:
-    """One encoded frame per second of *real* time: t = 0, 1, 2, … while t < duration.
-
-    The frame for second k is the first decoded frame at or after k s (``policy`` can make it the
-    frame on screen at k, see :func:`sample_frames`). ``tree.avi`` therefore gives 30 frames over
-    its 29.6 s, not 5. Same file ⇒ same bytes (fixed encoder parameters, no optimisation passes).
-    """
-    picked, _ = sample_frames(path, rate=1.0, policy=policy, source_file=source_file)
-    src = source_file if source_file is not None else str(path)
-    cache: dict[int, bytes] = {}
-    out: list[TimedFrame] = []
-    for t, index, pts, bgr in picked:
-        if index not in cache:
-            cache[index] = _encode(bgr, fmt, quality, src, index)
-        out.append(TimedFrame(t=t, index=index, image=cache[index], pts=pts))
+    lost = sorted(indices - out.keys())
+    if lost:
+        raise BadInput(src, f"frame[{lost[0]}]", "frame decoded in the first pass but not the second")
     return out
 
 
@@ -385,32 +433,31 @@ def _temp_video(data: bytes, source_file: str) -> Iterator[str]:
         yield tmp.name
 
 
-def frames_1fps_bytes(data: bytes, source_file: str, **kwargs: object) -> list[TimedFrame]:
-    """:func:`frames_1fps` for bytes read through Beam's file systems (GCS, S3, local).
+def causal_frames_bytes(
+    data: bytes,
+    source_file: str,
+    *,
+    field: str = "video",
+    fps: float = 1.0,
+    max_side: int | None = None,
+    jpeg_quality: int = JPEG_QUALITY,
+) -> CausalFrames:
+    """:func:`causal_frames` for bytes read through Beam's file systems (GCS, S3, local).
 
-    OpenCV decodes only from a path, so the bytes go to a private temp file first.
+    OpenCV decodes only from a path, so the bytes go to a private temp file first. A video that
+    cannot be read as a whole is reported as ``BadInput(source_file, field, …)`` — the caller's
+    name of the file and of the key that pointed to it, never the temp file's.
     """
-    with _temp_video(data, source_file) as name:
-        return frames_1fps(name, source_file=source_file, **kwargs)  # type: ignore[arg-type]
-
-
-def sample_video_bytes(
-    data: bytes, source_file: str, *, fps: float = 1.0, field: str = "video"
-) -> tuple[list[np.ndarray], float]:
-    """Decode ``data`` and keep one RGB frame per 1/fps seconds (frame nearest to t = k/fps).
-
-    Returns (RGB frames, native fps). Kept for the ChangeIt reader (ProactiveBench App. 0.A.6); it now
-    uses the real decoded timeline, so sparse files such as ``tree.avi`` are sampled over their
-    full 29.6 s instead of over ``decoded_frames / fps``.
-    """
+    if not data:
+        raise BadInput(source_file, field, "empty file (0 bytes); decodes 0 frames")
     with _temp_video(data, source_file) as name:
         try:
-            picked, info = sample_frames(name, rate=fps, policy="nearest", source_file=source_file)
+            return causal_frames(name, fps=fps, max_side=max_side, jpeg_quality=jpeg_quality,
+                                 source_file=source_file)
         except BadInput as err:
+            if err.field.startswith("frame["):  # one frame: keep its index
+                raise
             raise BadInput(source_file, field, err.reason) from err
-    if info.fps <= 0:
-        raise BadInput(source_file, field, "video header has no frame rate")
-    return [cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) for _, _, _, bgr in picked], info.fps
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import cv2
 from pydantic import BaseModel, Field
 
 from core.errors import BadInput, Rejection
-from pipelines.media.video import sample_frames
+from pipelines.media.video import causal_frames
 from pipelines.proready.evidence import refine_window, validate_item
 from pipelines.proready.models import ModelClient, ModelRequest
 from pipelines.proready.review import content_hash
@@ -158,7 +157,13 @@ def _reject(err: BadInput, stage: str, item: str) -> Rejection:
 
 
 def video_frames(video: VideoSource, max_side: int) -> dict[int, bytes]:
-    """Whole second → JPEG of the frame on screen then (decoded once; fixed encoder settings)."""
+    """Whole second → JPEG of the frame on screen then (decoded once; the project's one sampler).
+
+    On screen *then*, never later: a frame from after t would let the frame-wise check see the
+    evidence before it is shown and pull t_s early (StreamReady §4.3: t_s "marks when
+    sufficient evidence first appears"). On ``tree.avi``'s sparse timeline the old "first frame
+    at or after t" rule showed a frame from after t on 29 of its 30 seconds, up to 0.4 s after.
+    """
     if "://" in video.local_path:  # a remote source (gs://, s3://): OpenCV decodes local files only
         import tempfile
 
@@ -170,24 +175,10 @@ def video_frames(video: VideoSource, max_side: int) -> dict[int, bytes]:
             for chunk in iter(lambda: src.read(1 << 20), b""):
                 tmp.write(chunk)
             tmp.flush()
-            picked, _ = sample_frames(tmp.name, rate=1.0, source_file=video.video_file)
+            sampled = causal_frames(tmp.name, max_side=max_side, source_file=video.video_file)
     else:
-        picked, _ = sample_frames(video.local_path, rate=1.0, source_file=video.video_file)
-    out: dict[int, bytes] = {}
-    cache: dict[int, bytes] = {}
-    for t, index, _, bgr in picked:
-        if index not in cache:
-            h, w = bgr.shape[:2]
-            scale = min(1.0, max_side / max(h, w))
-            img = cv2.resize(bgr, (max(1, round(w * scale)), max(1, round(h * scale))),
-                             interpolation=cv2.INTER_AREA) if scale < 1 else bgr
-            ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 85])
-            if not ok:
-                raise BadInput(video.video_file, f"frame[{index}]", "cannot encode frame as JPEG",
-                               video.video_id)
-            cache[index] = buf.tobytes()
-        out[int(round(t))] = cache[index]
-    return out
+        sampled = causal_frames(video.local_path, max_side=max_side, source_file=video.video_file)
+    return {int(round(f.t)): f.image for f in sampled.frames}
 
 
 # ------------------------------------------------------------------------------------- LLM path

@@ -21,8 +21,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from pipelines.media.images import encode_image, from_array, passthrough_or_png
-from pipelines.media.video import sample_video_bytes
+from pipelines.media.images import passthrough_or_png
+from pipelines.media.video import causal_frames_bytes
 from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
 
 MANIFEST = "manifest.jsonl"
@@ -212,10 +212,11 @@ class ManifestReader(SourceReader):
             rel = ref.payload["video"]
             data = self.read_bytes(rel, field="video")
             files.append((rel, sha256_hex(data)))
-            picked, _native = sample_video_bytes(data, rel, fps=ref.payload["fps"])
-            for k, arr in enumerate(picked):
-                frames.append(Frame(encode_image(from_array(arr), "jpeg"),
-                                    f"{rel}#t={k / ref.payload['fps']:g}s"))
+            # the frame on screen at each t = k / fps, full size (ProactiveBench frames keep
+            # the source resolution), by the project's one sampler and JPEG rule
+            sampled = causal_frames_bytes(data, rel, field="video", fps=ref.payload["fps"])
+            for f in sampled.frames:
+                frames.append(Frame(f.image, f"{rel}#t={f.t:g}s"))
         else:
             for i, rel in enumerate(ref.payload["frames"]):
                 data = self.read_bytes(rel, field=f"frames[{i}]")

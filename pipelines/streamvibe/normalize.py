@@ -3,29 +3,28 @@
 "The validated annotations are aligned to 1 FPS streams" and "at time t, the record exposes only
 frames and user turns available by t" (App. B.2). Two consequences:
 
-* the timeline is the *decoded* one (:func:`pipelines.media.video.sample_frames`): a header can
+* the timeline is the *decoded* one (:func:`pipelines.media.video.causal_frames`): a header can
   lie — Debian opencv-doc's ``tree.avi`` claims 444 frames and 68 decode, spread over 29.6 s — so
   windows are checked against ``duration_s`` from decoding, never from the header;
-* the frame for second k is the one on screen at k (policy ``at_or_before``), so a stream never
-  shows a frame presented after its decision time (the causal invariant the quality suite checks).
+* the frame for second k is the one on screen at k (the project's one causal sampler), so a
+  stream never shows a frame presented after its decision time (the causal invariant the
+  quality suite checks).
 
 Undecodable, empty or missing files raise :class:`BadInput` (the pairs of that video are
-rejected with the reason). Frames are resized to ``max_side`` and JPEG-encoded with fixed
-parameters, so the same file gives the same bytes on every worker (design.md §Conventions).
+rejected with the reason). Frames go through the sampler's one resize rule (longest side
+capped at ``max_side``) and one JPEG rule, so the same file gives the same bytes on every worker
+(design.md §Conventions) and the same frames the ProReady-QA evidence check and the Gemini
+reviewer see.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
-
-import cv2
 
 from core.blobs import BlobRef
 from core.errors import BadInput
 from core.files import sha256_hex
-from pipelines.media.video import sample_frames
+from pipelines.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
 
 
 @dataclass(frozen=True)
@@ -68,47 +67,19 @@ class NormalizedVideo:
         return ""
 
 
-def _resize(bgr, max_side: int):
-    h, w = bgr.shape[:2]
-    scale = max_side / max(h, w)
-    if max_side <= 0 or scale >= 1:
-        return bgr
-    return cv2.resize(bgr, (max(1, round(w * scale)), max(1, round(h * scale))),
-                      interpolation=cv2.INTER_AREA)
-
-
-def normalize_video(data: bytes, source_file: str, *, max_side: int = 448,
-                    jpeg_quality: int = 90) -> NormalizedVideo:
+def normalize_video(data: bytes, source_file: str, *, max_side: int = STREAM_MAX_SIDE,
+                    jpeg_quality: int = JPEG_QUALITY) -> NormalizedVideo:
     """Decode ``data`` (the file's bytes) and build its causal 1 FPS stream."""
-    if not data:
-        raise BadInput(source_file, "video", "empty file (0 bytes); decodes 0 frames")
-    suffix = os.path.splitext(source_file)[1] or ".bin"
-    with tempfile.NamedTemporaryFile(suffix=suffix) as tmp:
-        tmp.write(data)
-        tmp.flush()
-        try:
-            picked, info = sample_frames(tmp.name, rate=1.0, policy="at_or_before",
-                                         source_file=source_file)
-        except BadInput as err:
-            raise BadInput(source_file, "video", err.reason) from err
-    if info.duration_s <= 0 or not picked:
-        raise BadInput(source_file, "video", "decodes to an empty timeline (duration 0 s)")
-    cache: dict[int, bytes] = {}
-    frames, times, pts_list = [], [], []
-    for t, index, pts, bgr in picked:
-        if index not in cache:
-            ok, buf = cv2.imencode(".jpg", _resize(bgr, max_side),
-                                   [cv2.IMWRITE_JPEG_QUALITY, jpeg_quality, cv2.IMWRITE_JPEG_OPTIMIZE, 0])
-            if not ok:
-                raise BadInput(source_file, f"frame[{index}]", "cannot encode frame as JPEG")
-            cache[index] = buf.tobytes()
-        frames.append(cache[index])
-        times.append(round(t, 3))
-        # true pts; only the t=0 frame may lie after t (no earlier frame exists), see quality.py
-        pts_list.append(round(pts, 3))
+    sampled = causal_frames_bytes(data, source_file, field="video", max_side=max_side,
+                                  jpeg_quality=jpeg_quality)
+    info = sampled.info
     return NormalizedVideo(
         source_file=source_file, sha256=sha256_hex(data), fps=info.fps,
         header_frames=info.header_frames, decodable_frames=info.decodable_frames,
         duration_s=round(info.duration_s, 3), width=info.width, height=info.height,
-        frame_times=tuple(times), frame_pts=tuple(pts_list), frames=tuple(frames),
+        frame_times=tuple(round(f.t, 3) for f in sampled.frames),
+        # true pts, <= t: only a t before the first frame (in practice t = 0, decoders start at
+        # 0 s) shows a later one, as none earlier exists; quality.py checks exactly that
+        frame_pts=tuple(round(f.pts, 3) for f in sampled.frames),
+        frames=tuple(f.image for f in sampled.frames),
     )

@@ -330,3 +330,16 @@ def test_model_rows_feed_the_audit_as_a_separate_rater(stub, api_key, tmp_path, 
     assert a.overall.n_candidates == 3 and a.overall.n_model == 3
     assert a.overall.decision_distribution == {"approve": 4, "revise": 4, "reject": 4}
     assert all(p.kappa == pytest.approx(1.0) for p in a.overall.cohen)
+
+
+def test_reviewer_sees_the_streams_frames(videos: Path):
+    """The reviewer's frames are the benchmark's: the project's causal sampler with the streams'
+    cap (bikes.mp4 is 640x272 -> 448x190) and its JPEG rule, byte for byte."""
+    from pipelines.media.video import STREAM_MAX_SIDE, causal_frames
+
+    frames = sample_video_frames((videos / "bikes.mp4").read_bytes())
+    ref = causal_frames(videos / "bikes.mp4", max_side=STREAM_MAX_SIDE)
+    assert frames == [(f.t, f.image) for f in ref.frames]
+    assert [t for t, _ in frames] == [float(k) for k in range(10)]
+    img = cv2.imdecode(np.frombuffer(frames[0][1], np.uint8), cv2.IMREAD_COLOR)
+    assert img.shape == (190, 448, 3)

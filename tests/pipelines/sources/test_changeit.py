@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from core.errors import BadInput, Rejection
@@ -129,3 +132,32 @@ def test_release_annotation_past_the_end_is_rejected(tmp_path: Path, photos) -> 
         reader.load(ref)
     assert (err.value.source_file, err.value.field) == ("annotations/apple/vid_A.fps1.csv", "second")
     assert "past the end" in err.value.reason
+
+
+def test_video_frames_are_the_ones_on_screen(tmp_path: Path, videos: Path) -> None:
+    """A ChangeIt video is read at 1 FPS (App. 0.A.6) by the project's causal sampler: the frame
+    on screen at each second, full size, by its one JPEG rule. The old reader took the frame
+    *nearest* each second, which on tree.avi's sparse timeline is often a later one (1 s ->
+    1.133 s instead of 0.733 s). Frames are identified by their pixels, whatever the encoder."""
+    from tests.support.frames import decode_all, which_frame
+
+    root = tmp_path / "cit_tree"
+    root.mkdir()
+    shutil.copyfile(videos / "tree.avi", root / "tree.avi")
+    rec = {"id": "tree", "video": "tree.avi", "category": "waving a hand", "question_type": "action",
+           "object": "hand", "action": "waving a hand", "labels": [0] * 24 + [2] * 6}
+    (root / "manifest.jsonl").write_text(json.dumps(rec) + "\n")
+    reader = ChangeItReader(str(root))
+    item = reader.load(next(x for x in reader.enumerate() if isinstance(x, ItemRef)))
+    pts, pixels = decode_all(videos / "tree.avi")
+    shown = [which_frame(f.data, pixels) for f in item.frames]
+    # by hand from tree.avi's timestamps (tests/pipelines/media/test_video.py TREE_ON_SCREEN)
+    assert shown == [0, 1, 3, 6, 8, 11, 14, 15, 18, 20, 23, 25, 28, 30, 32, 34, 36, 39, 41, 43,
+                     45, 47, 50, 52, 54, 56, 59, 61, 63, 65]
+    assert all(pts[i] <= t for t, i in enumerate(shown))
+    assert item.frames[1].source == "tree.avi#t=1s"
+    from pipelines.media.video import causal_frames
+
+    ref = causal_frames(videos / "tree.avi")  # the same bytes as every other caller's
+    assert [f.data for f in item.frames] == [f.image for f in ref.frames]
+    assert cv2.imdecode(np.frombuffer(item.frames[0].data, np.uint8), cv2.IMREAD_COLOR).shape == (240, 320, 3)
