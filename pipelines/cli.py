@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return int(review_main(rest) or 0)
     if rest[:1] == ["compat-proactivebench"]:
-        from exports.compat_proactivebench import main as compat_main
+        from pipelines.proactivebench.compat import main as compat_main
 
         return int(compat_main(rest[1:]) or 0)
     raise SystemExit("benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]")

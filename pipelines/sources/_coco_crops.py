@@ -7,9 +7,10 @@ set between 3 and 5".
 
 The geometry is the one of the authors' evaluation class (``proactivebench`` 0.1.1,
 ``COCO2014Environment._get_transform``), because the release must replay there unchanged
-(``exports/compat_proactivebench.py``): ONE image, and every move *widens* the crop towards the
-move by the same step while the opposite edge stays put — "move the camera left" lowers the left
-edge by ``horizontal_step`` and keeps the right one, so the view reveals what lies to the left.
+(``pipelines/proactivebench/compat/convert.py``): ONE image, and every move *widens* the crop
+towards the move by the same step while the opposite edge stays put — "move the camera left"
+lowers the left edge by ``horizontal_step`` and keeps the right one, so the view reveals what lies
+to the left.
 Ordinal directions widen the two edges of their components independently; zoom-out widens all
 four sides, left/right by ``horizontal_step`` and top/bottom by ``vertical_step`` per zoom.
 

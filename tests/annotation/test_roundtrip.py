@@ -17,7 +17,7 @@ from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import build_result
 from annotation.routing import Candidate, content_hash, export_tasks, find_project, pull, push
 from annotation.rubrics import STREAMVIBE
-from annotation.server import _legacy_token_via_session
+from annotation.server.panel import _legacy_token_via_session
 from schemas.review import REVIEW_DECISION
 
 pytestmark = pytest.mark.label_studio

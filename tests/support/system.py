@@ -54,7 +54,7 @@ def ffmpeg() -> str:
 @pytest.fixture(scope="session")
 def python312() -> str:
     """A Python 3.12 interpreter for the authors' package (pyenv on these machines)."""
-    from exports.compat_proactivebench import find_python312
+    from pipelines.proactivebench.compat import find_python312
 
     exe = find_python312()
     if exe is None:
@@ -65,7 +65,7 @@ def python312() -> str:
 @pytest.fixture(scope="session")
 def official_source() -> Path:
     """The authors' ``proactivebench`` sources (the PyPI wheel, downloaded once and cached)."""
-    from exports.compat_proactivebench import find_official_source
+    from pipelines.proactivebench.compat import find_official_source
 
     src = find_official_source()
     if src is None:

@@ -12,7 +12,7 @@ import pytest
 from exports.quality import QualityReport, run_suites
 from pipelines.cli import main as benchforge
 from pipelines.proactivebench.quality import suites
-from tests.exports.proactivebench_fixtures import all_environment_episodes, episode, write_release
+from tests.pipelines.proactivebench.fixtures import all_environment_episodes, episode, write_release
 
 
 @pytest.fixture(scope="module")

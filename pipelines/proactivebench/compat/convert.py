@@ -1,4 +1,4 @@
-"""Compat export: a ProactiveBench release in the layout of the authors' ``proactivebench`` package.
+"""Record conversion: one release episode -> one record (+ images) of the authors' ``proactivebench``.
 
 Downstream users run the official evaluation (``proactivebench`` 0.1.1, design.md §Authors'
 package) on our data. Its
@@ -55,28 +55,21 @@ option at the last crop (App. 0.A.7 says the set "remains fixed", the class remo
 follows the class). Releases built before that change show it there as an episode-ending option;
 they are still exported, with a note.
 
-:func:`official_check` runs the real ``environment.py`` under Python 3.12 (it uses 3.12-only
-f-string syntax) with scripted policies — used by the tests and by ``--verify``.
+This module only decides and converts; ``write.py`` writes the export folder and its report,
+``verify.py`` replays an export in the real classes under Python 3.12.
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
 import hashlib
 import io
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import zipfile
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -84,6 +77,7 @@ import pyarrow.parquet as pq
 from pipelines.proactivebench import pools
 from schemas.proactivebench import OFFICIAL_DATASET_NAMES
 
+# The release of the authors' package the classes below are modelled on (and the export replayed in).
 OFFICIAL_PACKAGE = "proactivebench==0.1.1"
 END = -1
 
@@ -94,29 +88,6 @@ JPEG_TOLERANCE = 4.0
 
 class NotRepresentable(Exception):
     """The official class cannot show this episode as we built it; the message says why."""
-
-
-@dataclass
-class CompatRejection:
-    id: str
-    environment: str
-    reason: str
-
-
-@dataclass
-class CompatResult:
-    out_dir: Path
-    exported: dict[str, int] = field(default_factory=dict)
-    rejected: list[CompatRejection] = field(default_factory=list)
-    notes: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "official_package": OFFICIAL_PACKAGE,
-            "exported": self.exported,
-            "rejected": [r.__dict__ for r in self.rejected],
-            "notes": self.notes,
-        }
 
 
 # -- reading the release ----------------------------------------------------------------------------
@@ -136,13 +107,6 @@ def iter_episodes(release_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any
             yield from batch.to_pylist()
 
 
-def load_compat_records(out_dir: str | os.PathLike[str], dataset: str) -> list[dict[str, Any]]:
-    """Read an exported JSONL without the official loader's hard-coded id ``FILTER``."""
-    path = Path(out_dir) / f"{dataset}_preprocessed.jsonl"
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 # -- helpers ----------------------------------------------------------------------------------------
 def safe_id(sample_id: str) -> str:
     """A path-safe, collision-free directory name for a sample id."""
@@ -150,7 +114,9 @@ def safe_id(sample_id: str) -> str:
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', sample_id)}-{digest}"
 
 
-def _ext(data: bytes) -> str:
+def image_ext(data: bytes) -> str:
+    """``png`` or ``jpg``: the file extension of an encoded frame (the official classes open the
+    path as written, so it must match the bytes)."""
     return "png" if data[:8] == b"\x89PNG\r\n\x1a\n" else "jpg"
 
 
@@ -386,7 +352,7 @@ def convert_rod_vsod(row: dict[str, Any], dataset: str) -> Converted:
     frame_at = _walk(row, model)
     frames = _frames(row)
     sid = safe_id(row["id"])
-    ext = _ext(frames[0])
+    ext = image_ext(frames[0])
     pad = (lambda i: str(i)) if env == "rod" else (lambda i: str(i).zfill(4))
     template = f"{dataset}/{sid}/{{image}}.{ext}"
     images = {template.format(image=pad(pos)): frames[f] for pos, f in frame_at.items()}
@@ -428,7 +394,7 @@ def convert_linear(row: dict[str, Any], dataset: str) -> Converted:
     frame_at = _walk(row, model)
     frames = _frames(row)
     sid = safe_id(row["id"])
-    ext = _ext(frames[0])
+    ext = image_ext(frames[0])
     ref_frame = row["reference_frame"]
     images: dict[str, bytes] = {}
     if env == "mvpn":
@@ -507,7 +473,7 @@ def convert_changeit(row: dict[str, Any], dataset: str) -> Converted:
     frame_at = _walk(row, model)
     frames = _frames(row)
     sid = safe_id(row["id"])
-    template = f"{dataset}/{sid}/{{image}}.{_ext(frames[0])}"
+    template = f"{dataset}/{sid}/{{image}}.{image_ext(frames[0])}"
     images = {template.format(image=str(pos)): frames[f] for pos, f in frame_at.items()}
     ref, added = _reference_id(frame_at, row["reference_frame"], n)
     if added:
@@ -710,7 +676,7 @@ def convert_coco(row: dict[str, Any], dataset: str) -> Converted:
                                    f"{(r_ - l_, b_ - t_)}")
         decoded[f] = img
         canvas.paste(img, (l_ - ox, t_ - oy))
-    lossy = any(_ext(frames[f]) == "jpg" for f in used)
+    lossy = any(image_ext(frames[f]) == "jpg" for f in used)
     worst = 0.0
     for f, img in decoded.items():
         l_, t_, r_, b_ = boxes[f]
@@ -757,337 +723,3 @@ def convert(row: dict[str, Any]) -> Converted:
     except (ValueError, KeyError, IndexError, TypeError) as err:
         # malformed fields (unknown direction, broken JSON metadata, ...) are a reason too
         raise NotRepresentable(f"cannot read episode: {type(err).__name__}: {err}") from err
-
-
-# -- the export ------------------------------------------------------------------------------------------
-_README = """# ProactiveBench compat export (official `proactivebench` package layout)
-
-Generated by `benchforge` (`exports/compat_proactivebench.py`) for `{package}`.
-
-Load each `<Dataset>_preprocessed.jsonl` with a plain JSON-lines read and pass every record to
-`proactivebench.environment.get_environment(<Dataset>)(entry=record, data_dir=<this directory>)`.
-Do not use `data_utils.load_proactivebench_dataset`: it keeps only the authors' hard-coded id
-list (`FILTER`), which none of our ids are in. `benchforge_id` repeats our episode id.
-
-Exported: {exported}. Rejected: {rejected} (see `compat_report.json` for each reason).
-Known differences are listed in the module docstring and per episode under `notes`.
-"""
-
-
-def export(release_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-           *, overwrite: bool = False) -> CompatResult:
-    """Write the compat export of a release; atomic (temp dir next to ``out_dir``, then rename)."""
-    out = Path(out_dir).resolve()
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out} exists and is not empty (pass overwrite=True)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    result = CompatResult(out)
-    handles: dict[str, Any] = {}
-    try:
-        for row in iter_episodes(release_dir):
-            env = row["environment"]
-            try:
-                conv = convert(row)
-            except NotRepresentable as err:
-                result.rejected.append(CompatRejection(row["id"], env, str(err)))
-                continue
-            dataset = OFFICIAL_DATASET_NAMES[env]
-            for rel, data in conv.images.items():
-                path = tmp / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-            if dataset not in handles:
-                handles[dataset] = (tmp / f"{dataset}_preprocessed.jsonl").open("w", encoding="utf-8")
-            handles[dataset].write(json.dumps(conv.entry, ensure_ascii=False) + "\n")
-            result.exported[dataset] = result.exported.get(dataset, 0) + 1
-            if conv.notes:
-                result.notes[row["id"]] = conv.notes
-    except BaseException:
-        for fh in handles.values():
-            fh.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    for fh in handles.values():
-        fh.close()
-    (tmp / "compat_report.json").write_text(json.dumps(result.to_json(), indent=2, sort_keys=True))
-    (tmp / "README.md").write_text(_README.format(
-        package=OFFICIAL_PACKAGE, exported=dict(sorted(result.exported.items())),
-        rejected=len(result.rejected)))
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    return result
-
-
-# -- running the authors' environment.py under Python 3.12 -------------------------------------------
-def find_python312() -> str | None:
-    """A Python 3.12 interpreter: ``$PROACTIVEBENCH_PYTHON``, ``python3.12``, or pyenv 3.12.x."""
-    candidates = [os.environ.get("PROACTIVEBENCH_PYTHON", ""), shutil.which("python3.12") or ""]
-    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.12*", "bin",
-                                                "python3.12")), reverse=True)
-    for exe in candidates:
-        if not exe:
-            continue
-        try:
-            out = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if out.returncode == 0 and out.stdout.strip() == "(3, 12)":
-            return exe
-    return None
-
-
-def find_official_source(download: bool = True) -> Path | None:
-    """Directory holding the official ``environment.py`` (+ ``data_utils.py``).
-
-    ``$PROACTIVEBENCH_SRC``, a cached wheel under ``~/.cache/benchforge``, else ``pip download
-    --no-deps --ignore-requires-python`` (the package declares Python ≥ 3.12; we only read two
-    stdlib-only files from it).
-    """
-    cache = Path(os.path.expanduser("~/.cache/benchforge/proactivebench-0.1.1"))
-    for cand in (os.environ.get("PROACTIVEBENCH_SRC"), str(cache / "proactivebench")):
-        if cand and (Path(cand) / "environment.py").is_file():
-            return Path(cand)
-    if not download:
-        return None
-    cache.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
-                        "--ignore-requires-python", "-q", "-d", str(cache), OFFICIAL_PACKAGE],
-                       check=True, capture_output=True, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    wheels = sorted(cache.glob("proactivebench-*.whl"))
-    if not wheels:
-        return None
-    with zipfile.ZipFile(wheels[-1]) as zf:
-        for name in ("proactivebench/environment.py", "proactivebench/data_utils.py"):
-            zf.extract(name, cache)
-    return cache / "proactivebench"
-
-
-_RUNNER = r'''
-import ast, json, os, sys
-src, data_dir, jobs_path, out_path = sys.argv[1:5]
-sys.path.insert(0, src)
-import environment as E
-ns = {}
-tree = ast.parse(open(os.path.join(src, "data_utils.py"), encoding="utf-8").read())
-for node in tree.body:
-    if isinstance(node, ast.FunctionDef) and node.name == "apply_multi_choice_template":
-        exec(compile(ast.Module([node], []), "data_utils.py", "exec"), ns)
-template = ns["apply_multi_choice_template"]
-
-class Probe:  # stands in for a PIL image: records the crop box a transform applies
-    size = (10 ** 6, 10 ** 6)
-    def crop(self, box):
-        return [float(x) for x in box]
-    def resize(self, size):
-        return self
-
-def describe(state):
-    box = state["transform"](Probe())
-    return {"image_path": os.path.relpath(state["image_path"], data_dir),
-            "exists": os.path.isfile(state["image_path"]),
-            "options": state["options"], "prompt": state["prompt"],
-            "mcqa": template(question=state["prompt"], options=state["options"], short_answer=True),
-            "box": box if isinstance(box, list) else None}
-
-jobs = json.load(open(jobs_path, encoding="utf-8"))
-results = {}
-for dataset, policies in jobs.items():
-    with open(os.path.join(data_dir, dataset + "_preprocessed.jsonl"), encoding="utf-8") as fh:
-        records = {r["id"]: r for r in map(json.loads, fh)}
-    cls = E.get_environment(dataset)
-    for policy, scripts in policies.items():
-        for sid, answers in scripts.items():
-            res = {"trace": [], "error": None, "unfinished": False}
-            try:
-                ref = cls(entry=records[sid], data_dir=data_dir, reference=True).get_state()
-                res["reference"] = describe(ref)
-                env = cls(entry=records[sid], data_dir=data_dir)
-                i = 0
-                while not env.stop:
-                    if i >= len(answers):
-                        res["unfinished"] = True
-                        break
-                    res["trace"].append(describe(env.get_state(hint=False)))
-                    env.evaluate_generated_answer(answers[i])
-                    i += 1
-                res["hint"] = env.hint_prompt
-                stats = env.get_statistics()
-                res["correct"] = stats["correct_prediction"]
-                res["turns"] = stats["num_turns"]
-                res["action_evaluations"] = stats["action_evaluations"]
-            except Exception as exc:
-                res["error"] = f"{type(exc).__name__}: {exc}"
-            results.setdefault(dataset, {}).setdefault(policy, {})[sid] = res
-json.dump(results, open(out_path, "w", encoding="utf-8"))
-'''
-
-
-def run_official(data_dir: str | os.PathLike[str], jobs: dict[str, dict[str, dict[str, list[str]]]],
-                 *, python: str | None = None, source: Path | None = None,
-                 timeout: float = 300) -> dict[str, Any]:
-    """Run the authors' environment classes on an export with scripted answers.
-
-    ``jobs[dataset][policy][id]`` is the list of answers fed turn by turn. Returns, per id, the
-    trace of states (image path, whether it exists, options, prompt, the MCQA prompt
-    ``apply_multi_choice_template`` builds, the COCO crop box), ``correct`` and ``turns``.
-    """
-    python = python or find_python312()
-    source = source or find_official_source()
-    if python is None or source is None:
-        raise RuntimeError("need Python 3.12 and the official proactivebench sources")
-    with tempfile.TemporaryDirectory() as work:
-        for name in ("environment.py", "data_utils.py"):
-            shutil.copy(source / name, Path(work) / name)
-        (Path(work) / "runner.py").write_text(_RUNNER)
-        (Path(work) / "jobs.json").write_text(json.dumps(jobs))
-        proc = subprocess.run(
-            [python, "runner.py", work, os.fspath(Path(data_dir).resolve()), "jobs.json",
-             "out.json"], cwd=work, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise RuntimeError(f"official runner failed:\n{proc.stderr[-4000:]}")
-        return json.loads((Path(work) / "out.json").read_text())
-
-
-def policy_scripts(row: dict[str, Any]) -> dict[str, list[str]]:
-    """Scripted answers for one episode: ``oracle`` (shortest path + correct category) and
-    ``abstain`` (the abstain option at once)."""
-    path = shortest_path(row) or []
-    scripts = {"oracle": [row["options"][i] for i in path] + [row["answer"]]}
-    abstain = [t for t, k in zip(row["options"], row["option_kinds"], strict=True) if k == "abstain"]
-    if abstain:
-        scripts["abstain"] = [abstain[0]]
-    return scripts
-
-
-def _frame_matches(row: dict[str, Any], frame: int, data_dir: Path, step: dict[str, Any]) -> bool:
-    """Does the official state show our frame (same bytes, or same pixels after the crop)?"""
-    from PIL import Image, ImageChops, ImageStat
-
-    ours = row["frames"][frame]["bytes"]
-    path = data_dir / step["image_path"]
-    if step["box"] is None:
-        return path.read_bytes() == ours
-    shown = Image.open(path).convert("RGB").crop(tuple(round(x) for x in step["box"]))
-    img = Image.open(io.BytesIO(ours)).convert("RGB")
-    if shown.size != img.size:
-        return False
-    err = max(ImageStat.Stat(ImageChops.difference(shown, img)).mean)
-    return err <= (JPEG_TOLERANCE if _ext(ours) == "jpg" else 0.0)
-
-
-def official_check(release_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-                   **kwargs: Any) -> tuple[dict[str, int], list[str]]:
-    """Replay every exported episode in the official classes; return (counts, problems).
-
-    Checks: the oracle succeeds in exactly ``len(path) + 1`` turns and every state it visits
-    shows our frame; always-abstain fails in one turn; the first state's options, categories and
-    MCQA prompt equal ours, and so does the class's hint; every image path the class opens
-    exists; the reference setting shows our reference frame (COCO: see the module doc).
-    """
-    out = Path(out_dir)
-    rows: dict[str, dict[str, Any]] = {}
-    jobs: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for dataset in OFFICIAL_DATASET_NAMES.values():
-        if not (out / f"{dataset}_preprocessed.jsonl").exists():
-            continue
-        for rec in load_compat_records(out, dataset):
-            rows[rec["id"]] = {}
-            jobs.setdefault(dataset, {})
-    for row in iter_episodes(release_dir):
-        if row["id"] in rows:
-            rows[row["id"]] = row
-            for policy, answers in policy_scripts(row).items():
-                jobs[OFFICIAL_DATASET_NAMES[row["environment"]]].setdefault(policy, {})[
-                    row["id"]] = answers
-    results = run_official(out, jobs, **kwargs)
-    problems: list[str] = []
-    counts = {"oracle_ok": 0, "abstain_ok": 0, "episodes": len(rows)}
-    for policies in results.values():
-        for policy, per_id in policies.items():
-            for sid, res in per_id.items():
-                row = rows[sid]
-                where = f"{sid} [{policy}]"
-                if res["error"]:
-                    problems.append(f"{where}: {res['error']}")
-                    continue
-                missing = [s["image_path"] for s in res["trace"] + [res["reference"]]
-                           if not s["exists"]]
-                if missing:
-                    problems.append(f"{where}: missing images {missing}")
-                first = res["trace"][0]
-                start = row["states"][row["start_state"]]
-                want = [row["options"][i] for i in start["option_ids"]] + list(row["categories"])
-                if first["options"] != want:
-                    problems.append(f"{where}: first options {first['options']} != ours {want}")
-                if first["mcqa"] != row["first_turn_prompt"]:
-                    problems.append(f"{where}: first MCQA prompt differs from ours")
-                if res["hint"] != row["hint"]:
-                    problems.append(f"{where}: official hint {res['hint']!r} != ours")
-                ref = res["reference"]
-                if row["environment"] != "coco" and ref["exists"] and \
-                        (out / ref["image_path"]).read_bytes() != \
-                        row["frames"][row["reference_frame"]]["bytes"]:
-                    problems.append(f"{where}: reference image is not our reference frame")
-                if policy == "oracle":
-                    path = shortest_path(row) or []
-                    if not res["correct"] or res["turns"] != len(path) + 1:
-                        problems.append(f"{where}: correct={res['correct']} turns={res['turns']}"
-                                        f" (expected success in {len(path) + 1})")
-                        continue
-                    state = row["start_state"]
-                    visited = [state]
-                    for opt in path:
-                        st = row["states"][state]
-                        state = st["next_states"][st["option_ids"].index(opt)]
-                        visited.append(state)
-                    bad = [k for k, (s, step) in enumerate(zip(visited, res["trace"], strict=True))
-                           if not _frame_matches(row, row["states"][s]["frame"], out, step)]
-                    if bad:
-                        problems.append(f"{where}: turns {bad} show a different image than ours")
-                    else:
-                        counts["oracle_ok"] += 1
-                elif policy == "abstain":
-                    if res["correct"] or res["turns"] != 1:
-                        problems.append(f"{where}: abstain scored correct={res['correct']} "
-                                        f"turns={res['turns']}")
-                    else:
-                        counts["abstain_ok"] += 1
-    return counts, problems
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("release", help="release directory (with data/)")
-    parser.add_argument("out", help="output directory for the compat export")
-    parser.add_argument("--overwrite", action="store_true")
-    parser.add_argument("--verify", action="store_true",
-                        help="replay the export in the official classes under Python 3.12")
-    args = parser.parse_args(argv)
-    result = export(args.release, args.out, overwrite=args.overwrite)
-    print(f"exported {result.exported}; rejected {len(result.rejected)} "
-          f"(reasons in {result.out_dir / 'compat_report.json'})")
-    if args.verify:
-        counts, problems = official_check(args.release, args.out)
-        print(f"official replay: {counts}")
-        for p in problems:
-            print(f"  PROBLEM {p}")
-        return 1 if problems else 0
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-
-
-__all__ = [
-    "CompatRejection", "CompatResult", "NotRepresentable", "convert", "export", "find_python312",
-    "find_official_source", "iter_episodes", "load_compat_records", "official_check",
-    "policy_scripts", "run_official", "shortest_path",
-]

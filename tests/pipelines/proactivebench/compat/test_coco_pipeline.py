@@ -17,18 +17,18 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from exports.compat_proactivebench import (
+from pipelines.media.images import encode_image
+from pipelines.proactivebench.compat import (
     export,
     load_compat_records,
     official_check,
 )
-from pipelines.media.images import encode_image
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
 from pipelines.sources._coco_crops import CARDINAL, DIRECTIONS, ORDINAL
 from pipelines.sources.base import ItemRef, ReaderConfig
 from pipelines.sources.coco import COCOReader
-from tests.exports.proactivebench_fixtures import write_release
+from tests.pipelines.proactivebench.fixtures import write_release
 
 # real photos, one annotated object each: (file, photo, bbox [x, y, w, h], category id)
 PHOTOS = [

@@ -1,4 +1,4 @@
-"""Hand-made but realistic ProactiveBench episodes and releases for the export tests.
+"""Hand-made but realistic ProactiveBench episodes and releases for the compat-export and quality tests.
 
 Frames are real PNG crops of ``skimage.data.astronaut()`` (a real photograph); the state graph
 comes from the project's own ``build_graph`` (ProactiveBench App. 0.A rules) and the texts from

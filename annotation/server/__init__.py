@@ -1,0 +1,26 @@
+"""A real, local Label Studio server started by the project, and the four-reviewer panel on it.
+
+Why a real server and not a mock: the approval rule (StreamVibe App. B.3) is only as good as the
+integrity checks behind it, and those checks exist because of what the real community edition
+does *not* enforce (any member's token can write anything — see docs/label_studio.md). Tests and the
+benchmark therefore drive the same server reviewers use.
+
+One module per job, each depending only on the ones before it:
+
+- ``secret_store.py``: the owner-only token file (secret key, passwords, tokens) and
+  :class:`LabelStudioError`, whose messages never carry a secret;
+- ``venv.py``: the server's own virtual environment (``.venv-ls``), installed on first use;
+- ``process.py``: :class:`LabelStudioServer`, the process on 127.0.0.1 (start, adopt, stop);
+- ``panel.py``: the admin and the reviewers on a running server (:func:`ensure_panel`).
+
+The names the rest of the code uses are re-exported here.
+"""
+
+from annotation.server.panel import Member, Panel, PanelConfig, ensure_panel, load_panel_config
+from annotation.server.process import LabelStudioServer
+from annotation.server.secret_store import LabelStudioError, SecretStore
+
+__all__ = [
+    "LabelStudioError", "LabelStudioServer", "Member", "Panel", "PanelConfig", "SecretStore",
+    "ensure_panel", "load_panel_config",
+]

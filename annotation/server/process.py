@@ -1,0 +1,281 @@
+"""One Label Studio process on 127.0.0.1: start (or adopt), wait for health, stop, status.
+
+Facts this module relies on (measured, docs/label_studio.md):
+- ``--internal-host`` (not ``--host``) sets the bind address; a busy port silently moves the
+  server to the next one, so we pick a free port first and check the log line;
+- ``SECRET_KEY`` must be fixed, else tokens die on restart; telemetry / version checks / Sentry
+  must be switched off explicitly, and un-prefixed ``HOST``/``PORT``/``USERNAME``/``PASSWORD``
+  are read too — so the server gets a *clean* environment built here, never ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from annotation.server.secret_store import LabelStudioError, SecretStore, token_file_path
+from annotation.server.venv import ensure_venv
+
+DEFAULT_ADMIN_EMAIL = "admin@benchforge.local"
+PID_FILE_NAME = "benchforge-server.json"
+LOG_FILE_NAME = "server.log"
+_STARTED_RE = re.compile(r"Starting development server at http://([\d.]+):(\d+)/")
+
+
+def free_port() -> int:
+    """A currently free loopback port (LS would silently move to the next one if busy)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_busy(port: int) -> bool:
+    """True if something listens on 127.0.0.1:port. SO_REUSEADDR (as Django's server sets it)
+    so that TIME_WAIT leftovers of a server we just stopped do not count as busy."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pid_is_our_server(pid: int, data_dir: Path) -> bool:
+    """Guard against PID reuse: the command line must be a label-studio start on this data dir."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    args = [a.decode(errors="replace") for a in cmdline]
+    return any("label-studio" in a for a in args) and str(data_dir) in args
+
+
+class LabelStudioServer:
+    """One Label Studio process on 127.0.0.1 with a SQLite DB in ``data_dir``.
+
+    Use as a context manager in tests (stopped on exit), or ``start()`` + ``stop()`` from the
+    CLI, where a PID file in ``data_dir`` lets a later ``stop`` find a detached server.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        port: int | None = None,
+        venv: str | os.PathLike[str] = ".venv-ls",
+        media_root: str | os.PathLike[str] | None = None,
+        *,
+        token_file: str | os.PathLike[str] | None = None,
+        admin_email: str = DEFAULT_ADMIN_EMAIL,
+        startup_timeout: float = 240.0,
+        install: bool = True,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser().resolve()
+        self.port = port
+        self.venv = venv
+        self.media_root = Path(media_root).expanduser().resolve() if media_root else None
+        self.token_file = token_file_path(token_file)
+        self.admin_email = admin_email
+        self.startup_timeout = startup_timeout
+        self.install = install
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self._log_fh: Any = None
+
+    # -- paths -------------------------------------------------------------------------------
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / PID_FILE_NAME
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / LOG_FILE_NAME
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise LabelStudioError("server has no port yet (call start())")
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _environment(self, store: SecretStore) -> dict[str, str]:
+        """A clean environment: nothing inherited except PATH, so stray ``HOST``/``PORT``/
+        ``USERNAME``/``PASSWORD``/``DEBUG`` variables cannot reconfigure the server."""
+        admin = store.user(self.admin_email, admin=True)
+        home = self.data_dir / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": str(home),
+            "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+            "PYTHONUNBUFFERED": "1",
+            "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir),
+            "SECRET_KEY": store.secret_key(),
+            "LABEL_STUDIO_USERNAME": self.admin_email,
+            "LABEL_STUDIO_PASSWORD": admin["password"],
+            "LABEL_STUDIO_USER_TOKEN": admin["token"],
+            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            "LATEST_VERSION_CHECK": "false",
+            "COLLECT_ANALYTICS": "false",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+            # Set explicitly either way: left unset, the community edition auto-detects a root.
+            "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true" if self.media_root else "false",
+        }
+        if self.media_root:
+            env["LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT"] = str(self.media_root)
+        return env
+
+    def running_pid(self) -> int | None:
+        """PID of a server recorded for this data dir that is still alive, else None."""
+        if not self.pid_file.exists():
+            return None
+        try:
+            info = json.loads(self.pid_file.read_text())
+        except json.JSONDecodeError:
+            return None
+        pid = int(info.get("pid", 0))
+        if pid and _pid_alive(pid) and _pid_is_our_server(pid, self.data_dir):
+            self.port = int(info["port"])
+            return pid
+        return None
+
+    def start(self) -> LabelStudioServer:
+        """Start (or adopt an already running server on this data dir) and wait for /health."""
+        # 0700: the SQLite DB holds the legacy tokens in clear (Label Studio's design).
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        existing = self.running_pid()
+        if existing:
+            self.pid = existing
+            self.wait_ready()
+            return self
+        exe = (ensure_venv(self.venv) if self.install else Path(self.venv)) / "bin" / "label-studio"
+        if self.port is None:
+            self.port = free_port()
+        elif _port_busy(self.port):
+            raise LabelStudioError(f"port {self.port} on 127.0.0.1 is busy; pick another --port")
+        if self.media_root and not self.media_root.is_dir():
+            raise LabelStudioError(f"media root {self.media_root} is not a directory")
+        store = SecretStore(self.token_file)
+        env = self._environment(store)
+        cmd = [str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1",
+               "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._log_fh = os.fdopen(fd, "ab")  # lives as long as the server process
+        self._log_offset = self.log_file.stat().st_size
+        self.proc = subprocess.Popen(
+            cmd, env=env, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=self._log_fh,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.pid = self.proc.pid
+        self.pid_file.write_text(json.dumps({"pid": self.pid, "port": self.port}))
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _log_tail(self, n: int = 15) -> str:
+        try:
+            text = self.log_file.read_text(errors="replace")[getattr(self, "_log_offset", 0):]
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-n:])
+
+    def wait_ready(self) -> None:
+        """Poll ``/health`` until ``{"status": "UP"}``; fail fast if the process died or it bound
+        another port than asked (LS silently moves to the next free port)."""
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise LabelStudioError(
+                    f"label-studio exited with code {self.proc.returncode}; log {self.log_file}:\n"
+                    + self._log_tail()
+                )
+            if self.proc is not None:
+                m = _STARTED_RE.search(self._log_tail(200))
+                if m and (m.group(1) != "127.0.0.1" or int(m.group(2)) != self.port):
+                    raise LabelStudioError(
+                        f"label-studio bound {m.group(1)}:{m.group(2)} instead of "
+                        f"127.0.0.1:{self.port}"
+                    )
+            try:
+                r = httpx.get(f"{self.url}/health", timeout=2.0)
+                if r.status_code == 200 and r.json().get("status") == "UP":
+                    return
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise LabelStudioError(
+            f"label-studio not ready after {self.startup_timeout:.0f} s; log {self.log_file}"
+        )
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM the server's process group (its own session, so only what we started), then
+        SIGKILL if it does not exit; remove the PID file."""
+        pid = self.pid or self.running_pid()
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc is not None:
+                    if self.proc.poll() is not None:
+                        break
+                elif not _pid_alive(pid):
+                    break
+                time.sleep(0.1)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                if self.proc is not None:
+                    self.proc.wait(5)
+        if self._log_fh is not None:
+            self._log_fh.close()
+            self._log_fh = None
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_file.unlink()
+        self.proc = None
+        self.pid = None
+
+    def status(self) -> dict[str, Any]:
+        """Whether a server for this data dir is running and healthy (no secrets)."""
+        pid = self.running_pid()
+        healthy = False
+        if pid:
+            try:
+                healthy = httpx.get(f"{self.url}/health", timeout=2.0).json().get("status") == "UP"
+            except (httpx.HTTPError, ValueError):
+                healthy = False
+        return {"running": bool(pid), "healthy": healthy, "pid": pid,
+                "url": self.url if pid else None, "data_dir": str(self.data_dir)}
+
+    def __enter__(self) -> LabelStudioServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

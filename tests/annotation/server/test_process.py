@@ -1,0 +1,48 @@
+"""The project-started server: loopback only, and restarts keep tokens (fixed secret key)
+(docs/label_studio.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from annotation.server import LabelStudioServer
+
+pytestmark = pytest.mark.label_studio
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses with a LISTEN socket on ``port`` (from /proc/net/tcp{,6})."""
+    out = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(f).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            addr, p = cols[1].split(":")
+            if int(p, 16) == port and cols[3] == "0A":
+                out.add(addr)
+    return out
+
+
+def test_health_and_loopback_only(ls_env):
+    url = ls_env.server.url
+    assert url.startswith("http://127.0.0.1:")
+    assert httpx.get(f"{url}/health").json() == {"status": "UP"}
+    assert _listening_addresses(ls_env.server.port) == {"0100007F"}  # 127.0.0.1, nothing else
+
+
+def test_restart_keeps_tokens(ls_env, panel):
+    """A fixed secret key means tokens survive a restart (else every token dies)."""
+    srv: LabelStudioServer = ls_env.server
+    port = srv.port
+    srv.stop()
+    assert not _listening_addresses(port)
+    srv.start()
+    assert srv.port == port
+    for m in panel.reviewers:
+        assert m.client().users.whoami().id == m.user_id
