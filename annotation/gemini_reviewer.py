@@ -34,7 +34,7 @@ its Cohen's κ against each human can be reported. What follows from that:
 
 Media (documented choice). Images are sent inline (``Part.from_bytes``). Videos are *not*
 uploaded through the Files API: they are sampled at 1 FPS by the pipelines' own
-:func:`pipelines.media.video.causal_frames` (the frame on screen at each whole second of the
+:func:`core.media.video.causal_frames` (the frame on screen at each whole second of the
 real, decoded timeline, longest side capped as in the streams), each frame JPEG-encoded and sent
 inline, preceded by a ``t=<s>s`` text label.
 Why: StreamVibe serialises streams causally at 1 FPS (StreamVibe §3,
@@ -164,7 +164,7 @@ def _video_suffix(data: bytes) -> str:
 
 
 def sample_video_frames(data: bytes, fps: float = VIDEO_FPS) -> list[tuple[float, bytes]]:
-    """The benchmark's own 1 FPS frames (:func:`pipelines.media.video.causal_frames`) as JPEG.
+    """The benchmark's own 1 FPS frames (:func:`core.media.video.causal_frames`) as JPEG.
 
     The model reviewer must see what the pipelines and the benchmark's models see: the frame on
     screen at each second of the *real* decoded timeline (``tree.avi`` gives 30 frames over its
@@ -173,7 +173,7 @@ def sample_video_frames(data: bytes, fps: float = VIDEO_FPS) -> list[tuple[float
     ``ValueError`` when nothing decodes.
     """
     from core.errors import BadInput
-    from pipelines.media.video import STREAM_MAX_SIDE, causal_frames_bytes
+    from core.media.video import STREAM_MAX_SIDE, causal_frames_bytes
 
     if fps != 1.0:
         raise ValueError(f"the reviewer samples at 1 FPS like the benchmark, not {fps}")

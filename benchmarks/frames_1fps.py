@@ -1,4 +1,4 @@
-"""Benchmark: causal 1 FPS extraction (pipelines.media.video.causal_frames) vs. ``ffmpeg -vf fps=1``.
+"""Benchmark: causal 1 FPS extraction (core.media.video.causal_frames) vs. ``ffmpeg -vf fps=1``.
 
 Why: StreamVibe, ProReady-QA, ChangeIt and the Gemini reviewer all take a video as its 1 FPS
 stream, so extraction time is paid once per source video per build. design.md §Conventions asks
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_VIDEOS = ("vtest.avi", "tree.avi", "bikes.mp4", "carphone_distorted.mp4")
 sys.path.insert(0, str(ROOT))
 
-from pipelines.media.video import STREAM_MAX_SIDE, causal_frames, probe_video  # noqa: E402
+from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video  # noqa: E402
 
 
 def _cpu(children: bool) -> float:

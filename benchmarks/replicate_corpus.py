@@ -93,8 +93,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipelines.sources import READERS  # noqa: E402
-from pipelines.sources.base import ItemRef, ReaderConfig, SourceReader  # noqa: E402
+from pipelines.common.sources import ItemRef, ReaderConfig, SourceReader  # noqa: E402
+from pipelines.proactivebench.sources import READERS  # noqa: E402
 
 ENVIRONMENTS = ("changeit", "coco", "imagenet_c", "mvpn", "quickdraw", "rod", "vsod")
 DEMO_COUNTS = {"changeit": 4, "coco": 5, "imagenet_c": 5, "mvpn": 5, "quickdraw": 8, "rod": 5,

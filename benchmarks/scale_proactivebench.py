@@ -43,7 +43,7 @@ Columns of the table (one row per scale; the JSON has the same fields and more):
 - ``frames MB``: the bytes of all embedded frames as the rows hold them, before Parquet's
   dictionary and compression — what the release data would weigh if no two frames were equal.
 - ``floor s``: the decode+re-encode floor, measured in this run on this release: decode every
-  embedded frame once (``pipelines.media.images.decode_image``) and encode it once with the
+  embedded frame once (``core.media.images.decode_image``) and encode it once with the
   pipeline's encoder settings (``encode_image``: JPEG q95 4:4:4 for JPEG frames, PNG level 6 for
   PNG frames), single process. A yardstick of per-frame image work measured on the same
   machine at the same time: the readers decode every frame and encode crops, video frames and
@@ -94,7 +94,7 @@ from benchmarks.replicate_corpus import (  # noqa: E402
     parse_factors,
     replicate,
 )
-from pipelines.media.images import decode_image, encode_image, sniff_format  # noqa: E402
+from core.media.images import decode_image, encode_image, sniff_format  # noqa: E402
 
 SAMPLE_INTERVAL_S = 0.2
 STDERR_TAIL_LINES = 12

@@ -33,9 +33,9 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from core.media.corruptions import apply_corruption  # noqa: E402
+from core.media.images import center_crop, encode_image, resize, resize_short_edge  # noqa: E402
 from exports.release import publish, staging_dir  # noqa: E402
-from pipelines.media.corruptions import apply_corruption  # noqa: E402
-from pipelines.media.images import center_crop, encode_image, resize, resize_short_edge  # noqa: E402
 
 MEDIA = REPO / ".cache" / "demo-media"
 REQUIRED = ["opencv/apple.jpg", "opencv/orange.jpg", "opencv/butterfly.jpg",
@@ -448,8 +448,8 @@ def build_changeit(root: Path) -> None:
 def check(out: Path) -> dict[str, dict[str, int]]:
     """Run every reader over the corpus: items loaded / rejected, so a broken corpus is loud."""
     from core.errors import BadInput
-    from pipelines.sources import READERS
-    from pipelines.sources.base import ItemRef
+    from pipelines.common.sources import ItemRef
+    from pipelines.proactivebench.sources import READERS
     counts = {}
     for env, cls in sorted(READERS.items()):
         reader = cls(str(out / env))

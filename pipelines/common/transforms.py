@@ -33,7 +33,7 @@ from exports.parquet_shards import (
     write_shard,
 )
 from pipelines.common.progress import ReportProgress
-from pipelines.sources.base import Frame, ItemRef, SourceReader
+from pipelines.common.sources import Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
 REJECTED = "rejected"

@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 from exports.release import source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
+from pipelines.common.sources import ReaderConfig
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
-from pipelines.sources import READERS
-from pipelines.sources.base import ReaderConfig
+from pipelines.proactivebench.sources import READERS
 from schemas.proactivebench import ENVIRONMENTS, EPISODE, FILTERED_EPISODE
 
 REPO = Path(__file__).resolve().parents[2]

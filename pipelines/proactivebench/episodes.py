@@ -15,9 +15,9 @@ from typing import Any
 from core.blobs import BlobRef, head
 from core.errors import BadInput
 from core.seeding import rng_for
+from pipelines.common.sources import SourceItem
 from pipelines.proactivebench import pools
 from pipelines.proactivebench.graph import build_graph
-from pipelines.sources.base import SourceItem
 from schemas.proactivebench import EPISODE, OFFICIAL_DATASET_NAMES
 
 NUM_CATEGORIES = 4  # one correct + three wrong (App. 0.A)

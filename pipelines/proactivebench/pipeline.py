@@ -17,6 +17,7 @@ from apache_beam.pvalue import AsDict, TaggedOutput
 from core.errors import BadInput, Rejection
 from core.seeding import seed_bytes
 from pipelines.common.progress import ReportProgress
+from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
     CountAs,
@@ -29,7 +30,6 @@ from pipelines.common.transforms import (
 )
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
-from pipelines.sources.base import SourceItem, SourceReader
 from schemas.proactivebench import EPISODE, FILTERED_EPISODE
 
 BENCHMARK = "proactivebench"

@@ -149,7 +149,7 @@ QUALITY_OPTIONS = {
 
 # ImageNet-C corruption names (Hendrycks & Dietterich) -> the suggestion that fixes them, used
 # when a reader provides ``corruption`` instead of ``action`` (same table as
-# ``pipelines.media.corruptions``: weather and spatter count as artifacts).
+# ``core.media.corruptions``: weather and spatter count as artifacts).
 CORRUPTION_TO_ACTION = {
     "brightness": "brightness",
     "contrast": "contrast",
@@ -164,7 +164,7 @@ CORRUPTION_TO_ACTION = {
     "snow": "artifacts", "frost": "artifacts", "fog": "artifacts", "spatter": "artifacts",
 }
 
-# The official action_map keywords for the quality actions, as ``pipelines.media.corruptions``
+# The official action_map keywords for the quality actions, as ``core.media.corruptions``
 # names them, -> our action names (both spellings are accepted in ``metadata["action"]``).
 ACTION_ALIASES = {"saturation": "saturate", "compression": "jpeg", "resolution": "pixelate",
                   **{a: a for a in ("brightness", "contrast", "saturate", "deblur", "denoise",

@@ -24,12 +24,12 @@ from core.errors import BadInput
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
+from pipelines.common.sources import ReaderConfig
 from pipelines.proready.generation import ITEMS, GenerationConfig, load_prompts
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.review import RUBRIC, number_corrections, read_rows, review_candidate
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
 from pipelines.proready.templates import TemplateConfig
-from pipelines.sources.base import ReaderConfig
 from schemas.proready import FILTERED_ITEM, ITEM, TASK_NAMES, TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -252,14 +252,14 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
     ``source``: the source videos as they are (fine when they are H.264 mp4 / webm). ``webm`` /
     ``mp4``: a browser-playable copy per video under ``media/proready/`` (docs/label_studio.md:
     browsers do not play mp4v/AVI, the review UI would spin forever), transcoded with
-    :func:`pipelines.media.video.transcode_for_browser`, which keeps the real timeline so the
+    :func:`core.media.video.transcode_for_browser`, which keeps the real timeline so the
     reviewers' timestamps are the source's."""
     videos = {c["video_id"]: c["video_file"] for c in candidates}
     if kind == "source":
         return videos, source_root
     if kind not in ("webm", "mp4"):
         raise SystemExit(f"review media must be source, webm or mp4, got {kind!r}")
-    from pipelines.media.video import transcode_for_browser
+    from core.media.video import transcode_for_browser
 
     out = {}
     for vid, rel in sorted(videos.items()):

@@ -40,7 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from core.errors import BadInput, Rejection
-from pipelines.media.video import causal_frames
+from core.media.video import causal_frames
 from pipelines.proready.evidence import refine_window, validate_item
 from pipelines.proready.models import ModelClient, ModelRequest
 from pipelines.proready.review import content_hash

@@ -23,6 +23,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from pipelines.common.progress import ReportProgress
+from pipelines.common.sources import SourceItem
 from pipelines.common.transforms import (
     REJECTED,
     CountAs,
@@ -37,7 +38,6 @@ from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ModelClient
 from pipelines.proready.review import apply_corrections, decide
 from pipelines.proready.sources import VIDEOS, ProReadyReader
-from pipelines.sources.base import SourceItem
 from schemas.proready import FILTERED_ITEM, ITEM
 
 FILTERED = "filtered"

@@ -18,7 +18,7 @@ The manifest is ``manifest.yaml`` (``videos:`` list) or JSONL (one video per lin
 source root. Bad input becomes a :class:`~core.errors.BadInput` naming the file and
 the field (``annotations.actions[3].end``): an unreadable video, an annotation that ends past the
 video's real (decodable) end, an inverted span, a duplicate id. A video's annotations are checked
-against :func:`pipelines.media.video.probe_video`'s real duration, never the header's.
+against :func:`core.media.video.probe_video`'s real duration, never the header's.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import yaml
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
-from pipelines.media.video import probe_video
-from pipelines.sources.base import ItemRef, ReaderConfig, SourceItem, SourceReader
+from core.media.video import probe_video
+from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader
 from schemas.proready import TASK_TYPES
 
 BENCHMARK = "proready"

@@ -3,7 +3,7 @@
 "The validated annotations are aligned to 1 FPS streams" and "at time t, the record exposes only
 frames and user turns available by t" (App. B.2). Two consequences:
 
-* the timeline is the *decoded* one (:func:`pipelines.media.video.causal_frames`): a header can
+* the timeline is the *decoded* one (:func:`core.media.video.causal_frames`): a header can
   lie — Debian opencv-doc's ``tree.avi`` claims 444 frames and 68 decode, spread over 29.6 s — so
   windows are checked against ``duration_s`` from decoding, never from the header;
 * the frame for second k is the one on screen at k (the project's one causal sampler), so a
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from core.blobs import BlobRef
 from core.errors import BadInput
 from core.files import sha256_hex
-from pipelines.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
+from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
 
 
 @dataclass(frozen=True)

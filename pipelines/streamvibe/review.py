@@ -139,7 +139,7 @@ def to_routing_candidate(c: dict[str, Any]) -> Candidate:
 def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Path) -> list[str]:
     """Browser-playable copies of each candidate's video (:func:`media_name`); existing copies
     are kept. Returns the paths written."""
-    from pipelines.media.video import transcode_for_browser
+    from core.media.video import transcode_for_browser
 
     done = []
     for c in cands:

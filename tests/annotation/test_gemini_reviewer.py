@@ -335,7 +335,7 @@ def test_model_rows_feed_the_audit_as_a_separate_rater(stub, api_key, tmp_path, 
 def test_reviewer_sees_the_streams_frames(videos: Path):
     """The reviewer's frames are the benchmark's: the project's causal sampler with the streams'
     cap (bikes.mp4 is 640x272 -> 448x190) and its JPEG rule, byte for byte."""
-    from pipelines.media.video import STREAM_MAX_SIDE, causal_frames
+    from core.media.video import STREAM_MAX_SIDE, causal_frames
 
     frames = sample_video_frames((videos / "bikes.mp4").read_bytes())
     ref = causal_frames(videos / "bikes.mp4", max_side=STREAM_MAX_SIDE)

@@ -27,7 +27,7 @@ from annotation.label_config import parse_result
 from annotation.routing import Candidate, find_project, pull, push
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
 from annotation.server import Member, SecretStore
-from pipelines.media.video import probe_video, transcode_for_browser
+from core.media.video import probe_video, transcode_for_browser
 from pipelines.proready.review import review_candidate
 from pipelines.streamvibe import review as sv_review
 from tests.support.browser import VIEWPORT, browser_context, chromium, login  # noqa: F401 (fixtures)

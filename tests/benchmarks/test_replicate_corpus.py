@@ -30,7 +30,7 @@ from benchmarks.replicate_corpus import (
     tagged_image,
     verify,
 )
-from pipelines.media.images import decode_image, encode_image
+from core.media.images import decode_image, encode_image
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED_1X = {"changeit": 4, "coco": 5, "imagenet_c": 5, "mvpn": 5, "quickdraw": 8, "rod": 5,

@@ -37,7 +37,7 @@ What the official classes need (and what surprised us, see also ``pools.py``):
   heights for zoom, and the direction must be spelled ``"zoom"`` (``"zoom_out"`` would silently
   break the option removal). The class already adds one step at turn 0, so ``crop`` is the view
   one move *before* our first crop (it may be an empty or inverted box; the class only does
-  arithmetic on it). Our crop planner (``pipelines/sources/_coco_crops.py``) grows the crop
+  arithmetic on it). Our crop planner (``pipelines/proactivebench/sources/_coco_crops.py``) grows the crop
   exactly this way in whole-pixel steps, so every COCO episode the pipeline builds is
   representable; crops that slide a fixed-size window (releases built before that planner)
   cannot be shown by that class and are rejected. We rebuild the one image as the union of our

@@ -27,7 +27,7 @@ from pipelines.proready.generation import (
 from pipelines.proready.sources import VideoSource
 from tests.support.frames import decode_all, which_frame
 
-# tree.avi: the frame on screen at each whole second (tests/pipelines/media/test_video.py, by hand)
+# tree.avi: the frame on screen at each whole second (tests/core/media/test_video.py, by hand)
 TREE_ON_SCREEN = (0, 1, 3, 6, 8, 11, 14, 15, 18, 20, 23, 25, 28, 30, 32, 34, 36, 39, 41, 43,
                   45, 47, 50, 52, 54, 56, 59, 61, 63, 65)
 HAND = 53  # the first decoded frame of tree.avi with the hand in front of the tree (23.133 s)
@@ -76,7 +76,7 @@ def test_evidence_start_is_not_pulled_early(tree) -> None:
 
 
 def test_video_frames_use_the_one_resize_rule(media: Path) -> None:
-    from pipelines.media.video import causal_frames
+    from core.media.video import causal_frames
 
     frames = video_frames(source(media / "bikes.mp4"), 448)
     ref = causal_frames(media / "bikes.mp4", max_side=448)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import BadInput, Rejection
+from pipelines.common.sources import ItemRef, ReaderConfig
 from pipelines.proready.sources import ProReadyReader
-from pipelines.sources.base import ItemRef, ReaderConfig
 from tests.pipelines.proready.conftest import write_corpus
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from pipelines.media.video import STREAM_MAX_SIDE, causal_frames
+from core.media.video import STREAM_MAX_SIDE, causal_frames
 from pipelines.streamvibe.normalize import normalize_video
 
 

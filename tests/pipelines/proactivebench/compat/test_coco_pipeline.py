@@ -17,7 +17,8 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from pipelines.media.images import encode_image
+from core.media.images import encode_image
+from pipelines.common.sources import ItemRef, ReaderConfig
 from pipelines.proactivebench.compat import (
     export,
     load_compat_records,
@@ -25,9 +26,8 @@ from pipelines.proactivebench.compat import (
 )
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
-from pipelines.sources._coco_crops import CARDINAL, DIRECTIONS, ORDINAL
-from pipelines.sources.base import ItemRef, ReaderConfig
-from pipelines.sources.coco import COCOReader
+from pipelines.proactivebench.sources._coco_crops import CARDINAL, DIRECTIONS, ORDINAL
+from pipelines.proactivebench.sources.coco import COCOReader
 from tests.pipelines.proactivebench.fixtures import write_release
 
 # real photos, one annotated object each: (file, photo, bbox [x, y, w, h], category id)

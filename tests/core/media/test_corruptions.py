@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import skimage.data
 
-from pipelines.media.corruptions import (
+from core.media.corruptions import (
     ACTIONS,
     CLEAN_MODE_CORRUPTIONS,
     CORRUPTION_ACTIONS,
@@ -22,7 +22,7 @@ IMG = skimage.data.chelsea()[:96, :96].copy()
 REPO = Path(__file__).resolve().parents[3]
 _CHILD = """
 import hashlib, skimage.data
-from pipelines.media.corruptions import apply_corruption
+from core.media.corruptions import apply_corruption
 img = skimage.data.chelsea()[:96, :96].copy()
 for name in ("gaussian_noise", "impulse_noise", "spatter"):
     print(hashlib.sha256(apply_corruption(img, name, 5, global_seed=1, sample_id="s").tobytes()).hexdigest())

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import BadInput
-from pipelines.sources._manifest import ManifestReader, index_list, require
-from pipelines.sources.base import Frame, ItemRef
+from pipelines.common.sources import Frame, ItemRef
+from pipelines.proactivebench.sources._manifest import ManifestReader, index_list, require
 
 MIN_SIMILAR = 3
 

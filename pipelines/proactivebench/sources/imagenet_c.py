@@ -2,7 +2,7 @@
 
 Native layout: ``<root>/<corruption>/<severity 1..5>/<wnid>/<file>`` (the released ImageNet-C
 tarballs). Corruption folders map to the eight quality actions of the authors' environment via
-:data:`pipelines.media.corruptions.CORRUPTION_ACTIONS`; ``extra["corruptions"]`` restricts the
+:data:`core.media.corruptions.CORRUPTION_ACTIONS`; ``extra["corruptions"]`` restricts the
 folders used. Per class N images (``config.per_class``, paper 5): distinct file names ranked by
 sha256(wnid/file); each image gets one corruption drawn with
 ``rng_for(global_seed, "<wnid>/<file>", "imagenet_c_corruption")`` among the folders holding
@@ -34,13 +34,12 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from core.seeding import rng_for
-from pipelines.media.corruptions import (
+from core.media.corruptions import (
     CLEAN_MODE_CORRUPTIONS,
     CORRUPTION_ACTIONS,
     apply_corruption,
 )
-from pipelines.media.images import (
+from core.media.images import (
     center_crop,
     decode_image,
     encode_image,
@@ -49,7 +48,8 @@ from pipelines.media.images import (
     resize_short_edge,
     to_array,
 )
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
+from core.seeding import rng_for
+from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
 
 SEVERITIES = (5, 4, 3, 2, 1)  # frame order: most corrupted first (start), severity 1 last
 WNID = re.compile(r"^n\d{8}$")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from core.errors import BadInput, Rejection
-from pipelines.sources.base import ItemRef
-from pipelines.sources.changeit import ChangeItReader, reference_of
+from pipelines.common.sources import ItemRef
+from pipelines.proactivebench.sources.changeit import ChangeItReader, reference_of
 
 from .conftest import frame_list, occluded_sequence, write_video
 
@@ -101,7 +101,7 @@ def release_root(tmp_path: Path, photos: dict) -> Path:
 
 
 def test_public_release_layout(tmp_path: Path, photos) -> None:
-    from pipelines.sources.base import ReaderConfig
+    from pipelines.common.sources import ReaderConfig
 
     root = release_root(tmp_path, photos)
     reader = ChangeItReader(str(root), ReaderConfig(extra={"question_types": "both"}))
@@ -151,12 +151,12 @@ def test_video_frames_are_the_ones_on_screen(tmp_path: Path, videos: Path) -> No
     item = reader.load(next(x for x in reader.enumerate() if isinstance(x, ItemRef)))
     pts, pixels = decode_all(videos / "tree.avi")
     shown = [which_frame(f.data, pixels) for f in item.frames]
-    # by hand from tree.avi's timestamps (tests/pipelines/media/test_video.py TREE_ON_SCREEN)
+    # by hand from tree.avi's timestamps (tests/core/media/test_video.py TREE_ON_SCREEN)
     assert shown == [0, 1, 3, 6, 8, 11, 14, 15, 18, 20, 23, 25, 28, 30, 32, 34, 36, 39, 41, 43,
                      45, 47, 50, 52, 54, 56, 59, 61, 63, 65]
     assert all(pts[i] <= t for t, i in enumerate(shown))
     assert item.frames[1].source == "tree.avi#t=1s"
-    from pipelines.media.video import causal_frames
+    from core.media.video import causal_frames
 
     ref = causal_frames(videos / "tree.avi")  # the same bytes as every other caller's
     assert [f.data for f in item.frames] == [f.image for f in ref.frames]

@@ -14,8 +14,8 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from pipelines.media.corruptions import apply_corruption
-from pipelines.media.images import encode_image
+from core.media.corruptions import apply_corruption
+from core.media.images import encode_image
 
 
 def _jpeg(arr: np.ndarray) -> bytes:

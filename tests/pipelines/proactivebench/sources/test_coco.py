@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from core.errors import BadInput, Rejection
-from pipelines.media.images import decode_image
-from pipelines.sources._coco_crops import DIRECTIONS, iou, plan_crops
-from pipelines.sources.base import ItemRef, ReaderConfig
-from pipelines.sources.coco import COCOReader
+from core.media.images import decode_image
+from pipelines.common.sources import ItemRef, ReaderConfig
+from pipelines.proactivebench.sources._coco_crops import DIRECTIONS, iou, plan_crops
+from pipelines.proactivebench.sources.coco import COCOReader
 
 
 def _split(reader: COCOReader) -> tuple[dict[str, ItemRef], list[Rejection]]:

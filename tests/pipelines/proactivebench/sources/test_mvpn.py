@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.errors import Rejection
-from pipelines.sources.base import ItemRef
-from pipelines.sources.mvpn import MVPNReader
+from pipelines.common.sources import ItemRef
+from pipelines.proactivebench.sources.mvpn import MVPNReader
 
 from .conftest import frame_list
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from core.errors import BadInput
-from pipelines.media import video
-from pipelines.media.video import (
+from core.media import video
+from core.media.video import (
     STREAM_MAX_SIDE,
     causal_frames,
     causal_frames_bytes,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipelines.media.images import decode_image
-from pipelines.media.strokes import cumulative_pngs, render_strokes
+from core.media.images import decode_image
+from core.media.strokes import cumulative_pngs, render_strokes
 
 STROKES = [([0, 255], [0, 255]), ([0, 255], [255, 0]), ([128], [128])]
 

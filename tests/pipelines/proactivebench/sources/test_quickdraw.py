@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import Rejection
-from pipelines.media.images import decode_image
-from pipelines.sources.base import ItemRef, ReaderConfig
-from pipelines.sources.quickdraw import QuickDrawReader
+from core.media.images import decode_image
+from pipelines.common.sources import ItemRef, ReaderConfig
+from pipelines.proactivebench.sources.quickdraw import QuickDrawReader
 
 
 def test_enumerate_selects_and_rejects(quickdraw_root: Path) -> None:

@@ -5,7 +5,7 @@ Native layout: ``<root>/annotations/instances_<split>.json`` and ``<root>/<split
 discard all those samples that contain more than one object"); others are skipped silently —
 they are not inputs. Per sample the direction and the number of steps K ∈ {3, 4, 5} are drawn
 from ``rng_for(global_seed, sample_id, "coco_crop")`` among the directions that admit a
-challenging first crop (see :mod:`pipelines.sources._coco_crops`). The crops grow towards the
+challenging first crop (see :mod:`pipelines.proactivebench.sources._coco_crops`). The crops grow towards the
 move in whole-pixel steps exactly as the authors' ``COCO2014Environment`` computes them, so every
 episode replays in their evaluation package.
 """
@@ -25,10 +25,10 @@ from pycocotools.coco import COCO
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
+from core.media.images import crop, decode_image, encode_image
 from core.seeding import rng_for
-from pipelines.media.images import crop, decode_image, encode_image
-from pipelines.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
+from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
+from pipelines.proactivebench.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
 
 ANN_DIR = "annotations"
 PREFIX, SUFFIX = "instances_", ".json"

@@ -10,17 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.errors import BadInput
-from pipelines.sources import READERS
-from pipelines.sources.base import ItemRef, ReaderConfig, SourceReader
+from pipelines.common.sources import ItemRef, ReaderConfig, SourceReader
+from pipelines.proactivebench.sources import READERS
 from schemas.proactivebench import ENVIRONMENTS
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 _DIGEST = """
 import hashlib, json, sys
 from core.errors import BadInput
-from pipelines.sources import READERS
-from pipelines.sources.base import ItemRef, ReaderConfig
+from pipelines.proactivebench.sources import READERS
+from pipelines.common.sources import ItemRef, ReaderConfig
 res = {}
 for env, root in json.loads(sys.argv[1]).items():
     reader = READERS[env](root, ReaderConfig(global_seed=7))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from pipelines.media.images import encode_image
+from core.media.images import encode_image
 
 CANVAS = 256
 LINE_WIDTH = 3  # close to the browser stroke of the original game at 256 px

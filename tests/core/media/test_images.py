@@ -10,7 +10,7 @@ import skimage.data
 from PIL import Image
 
 from core.errors import BadInput
-from pipelines.media.images import (
+from core.media.images import (
     center_crop,
     crop,
     decode_image,

@@ -26,8 +26,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from pipelines.media.strokes import cumulative_pngs
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
+from core.media.strokes import cumulative_pngs
+from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
 
 FULL_PREFIX = "full_simplified_"
 SUFFIX = ".ndjson"

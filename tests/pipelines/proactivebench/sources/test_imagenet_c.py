@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import Rejection
-from pipelines.media.images import decode_image
-from pipelines.sources.base import ItemRef, ReaderConfig
-from pipelines.sources.imagenet_c import ImageNetCReader, disambiguate
+from core.media.images import decode_image
+from pipelines.common.sources import ItemRef, ReaderConfig
+from pipelines.proactivebench.sources.imagenet_c import ImageNetCReader, disambiguate
 
 from .conftest import WNID_CAT, WNID_CUP
 

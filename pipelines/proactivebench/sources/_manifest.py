@@ -21,9 +21,9 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from pipelines.media.images import passthrough_or_png
-from pipelines.media.video import causal_frames_bytes
-from pipelines.sources.base import Frame, ItemRef, SourceItem, SourceReader
+from core.media.images import passthrough_or_png
+from core.media.video import causal_frames_bytes
+from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
 
 MANIFEST = "manifest.jsonl"
 LABELS_FILE = "labels.json"  # optional: full label set per question type

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import BadInput, Rejection
-from pipelines.sources.base import ItemRef
-from pipelines.sources.rod import RODReader
+from pipelines.common.sources import ItemRef
+from pipelines.proactivebench.sources.rod import RODReader
 
 from .conftest import frame_list
 

@@ -36,8 +36,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.seeding import rng_for
-from pipelines.sources._manifest import MANIFEST, ManifestReader, require
-from pipelines.sources.base import Frame, ItemRef
+from pipelines.common.sources import Frame, ItemRef
+from pipelines.proactivebench.sources._manifest import MANIFEST, ManifestReader, require
 
 BACKGROUND, INITIAL, ACTION, END = 0, 1, 2, 3  # labels.csv: background, state1, action, state2
 CATEGORIES, ANNOTATIONS, VIDEO_EXTS = "categories.csv", "annotations", (".mp4", ".webm", ".mkv", ".avi")

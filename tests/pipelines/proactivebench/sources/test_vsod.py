@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import BadInput, Rejection
-from pipelines.sources.base import ItemRef
-from pipelines.sources.vsod import VSODReader
+from pipelines.common.sources import ItemRef
+from pipelines.proactivebench.sources.vsod import VSODReader
 
 from .conftest import frame_list, occluded_sequence, write_video
 
