@@ -50,6 +50,7 @@ from exports.release import (
 )
 from pipelines.common.options import run_pipeline
 from pipelines.proready.generation import ITEMS, GenerationConfig, load_prompts
+from pipelines.proready.models import model_settings
 from pipelines.proready.pipeline import CANDIDATES, FILTERED, PipelineConfig, build_pipeline
 from pipelines.proready.review import (
     RUBRIC,
@@ -82,9 +83,8 @@ def load_config(path: Path) -> dict[str, Any]:
     return cfg
 
 
-def generation_config(cfg: dict[str, Any], cache_root: Path) -> GenerationConfig:
-    gen, ev, models = dict(cfg["generation"]), dict(cfg["evidence"]), dict(cfg.get("models") or {})
-    cache = cfg.get("cache_dir")
+def generation_config(cfg: dict[str, Any], cache_root: Path, source: str = "config") -> GenerationConfig:
+    gen, ev = dict(cfg["generation"]), dict(cfg["evidence"])
     try:
         return GenerationConfig(
             method=gen.get("method", "template"),
@@ -97,8 +97,7 @@ def generation_config(cfg: dict[str, Any], cache_root: Path) -> GenerationConfig
             pad_s=float(ev.get("pad_s", 2)),
             dwell_frames=int(ev.get("dwell_frames", 2)),
             frame_max_side=int(ev.get("frame_max_side", 448)),
-            vlm=models.get("vlm"), llm=models.get("llm"),
-            cache_dir=str((cache_root / cache).resolve()) if cache else None,
+            models=model_settings(cfg.get("models"), source, cache_root),
             prompts=load_prompts(cache_root / cfg.get("prompts_dir", "configs/proready")),
         )
     except (TypeError, ValueError) as exc:
@@ -145,7 +144,7 @@ def run(argv: list[str] | None = None) -> Path:
     reader = ProReadyReader(root, ReaderConfig(global_seed=seed, extra={
         "manifest": src.get("manifest", "manifest.yaml"),
         "end_tolerance_s": src.get("end_tolerance_s", 0.5)}))
-    gcfg = generation_config(cfg, REPO)
+    gcfg = generation_config(cfg, REPO, str(args.config))
 
     out_root = args.out.resolve() / BENCHMARK
     review_dir = out_root / "review" / version
@@ -320,10 +319,9 @@ def release(review_dir: Path, cfg: dict[str, Any], version: str, seed: int, deci
             qc["iou"] = iou_report(kept, read_rows(qc_windows), sample)
         if gcfg.vlm and kept:
             from pipelines.proready.generation import video_frames
-            from pipelines.proready.models import ModelClient
             from pipelines.proready.sources import VideoSource
 
-            client = ModelClient.from_config(gcfg.vlm, gcfg.cache_dir, "vlm-verify")
+            client = gcfg.models.client("vlm", label="vlm-verify")
             frames = {}
             for item in kept:
                 if item["video_id"] not in frames:

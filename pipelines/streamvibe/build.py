@@ -45,6 +45,7 @@ from exports.release import (
     staging_dir,
 )
 from pipelines.common.options import run_pipeline
+from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
 from pipelines.streamvibe.review import (
     load_ledger,
@@ -107,10 +108,10 @@ def run(argv: list[str] | None = None) -> Path:
     manifest = str(src.get("manifest", "manifest.jsonl"))
     intents_path = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
     specs_version, _ = load_intent_specs(intents_path)
-    gemini = dict(cfg.get("gemini") or {})
-    for key in ("prompt", "cache_dir"):
-        if gemini.get(key):
-            gemini[key] = _path(str(gemini[key]), REPO)
+    try:
+        gemini = gemini_settings(cfg, args.config, REPO)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     if not Path(root).exists() and "://" not in root:
         raise SystemExit(f"StreamVibe source directory not found: {root} (set RAW_DIR)")
 

@@ -13,14 +13,13 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-import pytest
-
+from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.pipeline import GenerateCandidates, PipelineConfig
 from tests.pipelines.streamvibe.conftest import ROOT, video_facts
-from tests.support.gemini_server import GeminiStub
+from tests.support.protocol_server import ProtocolServer
 
 
-def _answer(body: dict) -> dict:
+def _answer(call) -> dict:
     return {
         "intents": [{"id": "i1", "request": "r", "available_at": 0.0, "closed_at": -1.0,
                      "proactive": True}],
@@ -40,29 +39,28 @@ def _pair(k: int) -> dict:
 
 
 def _rows(cache_dir: Path) -> int:
-    path = cache_dir / "probe_responses.sqlite"
+    path = cache_dir / "responses.sqlite"
     if not path.exists():
         return 0
     with closing(sqlite3.connect(path)) as con:
         return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
 
-@pytest.mark.xfail(strict=True, reason="GeminiGenerator never flushes its cache; no DoFn teardown")
 def test_answers_of_a_dofn_lifecycle_all_reach_the_cache(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "k")
     cache = tmp_path / "cache"
-    with GeminiStub(responder=_answer) as stub:
+    with ProtocolServer(_answer) as stub:
+        models = {"cache_dir": str(cache), "retry": {"max_attempts": 2},
+                  "generator": {"backend": "gemini", "model": "gemini-test", "base_url": stub.base_url}}
         cfg = PipelineConfig(
             root=str(tmp_path), manifest="m.jsonl", staging=str(tmp_path / "s"), split="test", seed=0,
             intents_path=str(ROOT / "configs" / "streamvibe" / "intents.yaml"), generator="gemini",
-            gemini={"model": "gemini-test", "base_url": stub.base_url,
-                    "prompt": str(ROOT / "configs" / "streamvibe" / "prompts" / "candidates_v1.txt"),
-                    "cache_dir": str(cache), "max_attempts": 2, "timeout_s": 20})
+            gemini=gemini_settings({"models": models}, "test.yaml", ROOT))
         dofn = GenerateCandidates(cfg)
         dofn.setup()
         for batch in ([0, 1, 2], [3, 4, 5], [6, 7]):
             list(dofn.process([(_pair(k), video_facts(10.0)) for k in batch]))
         dofn.teardown()
-        answered = sum(r.answered == "ok" for r in stub.requests)
+        answered = sum(r.fault == "" for r in stub.requests)
     assert answered == 8
     assert _rows(cache) == answered
