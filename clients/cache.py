@@ -9,9 +9,11 @@ failed request is asked again on the next run.
 Writes are buffered (at most ``FLUSH_EVERY`` answers or ``FLUSH_SECONDS``) and flushed at the end
 of every ``ask_many`` batch, by :meth:`ModelClient.close` (a Beam DoFn's ``teardown``) and at
 interpreter exit, so no answer a worker paid for is lost. One cache object per directory and
-process (:meth:`ResponseCache.open`) holds the buffer. sqlite in WAL mode is safe for several Beam
-worker processes writing the same file; each operation opens its own short-lived connection so the
-object stays picklable and usable from any thread.
+process (:meth:`ResponseCache.open`) holds the buffer and one sqlite connection, shared by the
+threads of the process under a lock: opening and closing a connection per flush cost ≈10 ms of
+blocked event loop each (closing the last connection of a WAL database checkpoints it), which
+showed in ``benchmarks/probe_orchestration.py``. sqlite in WAL mode is safe for several Beam worker
+processes writing the same file; a pickled cache is reopened in the receiving process.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
-from contextlib import closing
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,11 +86,13 @@ class ResponseCache:
         self.cache_dir = cache_dir
         self.path = os.path.join(cache_dir, FILENAME) if cache_dir else None
         self._pending: list[tuple[Any, ...]] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the buffer
+        self._db_lock = threading.Lock()  # guards the connection
+        self._con: sqlite3.Connection | None = None
         self._last_flush = time.monotonic()
         if self.path:
             os.makedirs(cache_dir or ".", exist_ok=True)
-            with closing(self._connect()) as con:
+            with self._db() as con:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.executescript(_SCHEMA)
 
@@ -109,20 +113,32 @@ class ResponseCache:
         self.flush()
         return (ResponseCache.open, (self.cache_dir,))
 
-    def _connect(self) -> sqlite3.Connection:
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """The process's connection to the cache file, for one operation at a time."""
         assert self.path is not None
-        con = sqlite3.connect(self.path, timeout=60)
-        # WAL + NORMAL: no fsync per commit (a power cut may lose the last answers, which a rerun
-        # simply asks again); the event loop is not blocked on disk syncs.
-        con.execute("PRAGMA synchronous=NORMAL")
-        return con
+        with self._db_lock:
+            if self._con is None:
+                self._con = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+                # WAL + NORMAL: no fsync per commit (a power cut may lose the last answers, which
+                # a rerun simply asks again); the event loop is not blocked on disk syncs.
+                self._con.execute("PRAGMA synchronous=NORMAL")
+            yield self._con
+
+    def close(self) -> None:
+        """Flush, then close the connection (it is reopened on next use)."""
+        self.flush()
+        with self._db_lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
 
     def get_many(self, keys: list[str]) -> dict[str, Cached]:
         self.flush()
         if not self.path or not keys:
             return {}
         out: dict[str, Cached] = {}
-        with closing(self._connect()) as con:
+        with self._db() as con:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 rows = con.execute(
@@ -152,14 +168,14 @@ class ResponseCache:
             rows, self._pending = self._pending, []
         if not self.path or not rows:
             return
-        with closing(self._connect()) as con, con:
+        with self._db() as con, con:
             con.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?)", rows)
 
     def count(self) -> int:
         self.flush()
         if not self.path:
             return 0
-        with closing(self._connect()) as con:
+        with self._db() as con:
             return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def log_usage(self, run_id: str, per_model: Mapping[str, Usage]) -> None:
@@ -169,7 +185,7 @@ class ResponseCache:
         now = time.time()
         rows = [(run_id, name, *(getattr(u, c) for c in COUNTERS), now)
                 for name, u in sorted(per_model.items())]
-        with closing(self._connect()) as con, con:
+        with self._db() as con, con:
             con.executemany("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?)", rows)
 
     def usage(self, run_id: str | None = None) -> dict[str, dict[str, int]]:
@@ -180,7 +196,7 @@ class ResponseCache:
         sql, args = f"SELECT model, {sums} FROM usage", ()
         if run_id is not None:
             sql, args = sql + " WHERE run_id = ?", (run_id,)
-        with closing(self._connect()) as con:
+        with self._db() as con:
             return {row[0]: {c: int(v or 0) for c, v in zip(COUNTERS, row[1:], strict=True)}
                     for row in con.execute(sql + " GROUP BY model ORDER BY model", args).fetchall()}
 
@@ -190,4 +206,4 @@ def _flush_at_exit() -> None:
     """A worker that exits without a teardown still keeps the answers it paid for."""
     for (pid, _), cache in list(ResponseCache._open.items()):
         if pid == os.getpid():
-            cache.flush()
+            cache.close()

@@ -81,11 +81,14 @@ class ModelClient:
 
     # -- one request, on the runtime loop ---------------------------------------------------
     async def _ask(self, request: Request, key: str) -> Outcome:
+        """All attempts at one request within its group's slot; the answer is cached after the
+        slot is released, so the next request starts as soon as this one has its answer."""
         rt = runtime()
         backend = rt.backend(self.spec, self.limits)
         group = rt.group(self.spec.limit_group, self.limits)
         deadline = self.limits.timeout_s * 1.5 + 1  # the SDK's own timeout should fire first
         kind, detail = "", ""
+        answer, parsed, attempt = None, None, 0
         async with group.slots:
             for attempt in range(1, self.retry.max_attempts + 1):
                 await group.limiter.acquire()
@@ -93,7 +96,7 @@ class ModelClient:
                 retry_after = None
                 try:
                     async with asyncio.timeout(deadline):
-                        ans = await backend.send(self.spec, request)
+                        answer = await backend.send(self.spec, request)
                 except RetryableError as e:
                     kind, detail, retry_after = e.kind, e.detail, e.retry_after
                 except TimeoutError:
@@ -105,21 +108,23 @@ class ModelClient:
                     self.usage.count(failures=1)
                     return Outcome.failed("unexpected", type(e).__name__, attempt, gave_up=False)
                 else:
-                    self.usage.count(prompt_tokens=ans.prompt_tokens,
-                                     completion_tokens=ans.completion_tokens)
-                    parsed, problem = request.parse(ans.raw)
+                    self.usage.count(prompt_tokens=answer.prompt_tokens,
+                                     completion_tokens=answer.completion_tokens)
+                    parsed, problem = request.parse(answer.raw)
                     if problem is None:
-                        created = time.time()
-                        self.cache.put(key, self.identity(), request, ans.raw, ans.prompt_tokens,
-                                       ans.completion_tokens, created)
-                        return Outcome("answered", ans.raw, parsed, created=created, attempts=attempt)
-                    kind, detail = "malformed", problem
+                        break
+                    answer, kind, detail = None, "malformed", problem
                 self.usage.fault(kind)
                 if attempt < self.retry.max_attempts:
                     self.usage.count(retries=1)
                     await asyncio.sleep(self.retry.delay(attempt, rt.rng, retry_after))
-        self.usage.count(failures=1)
-        return Outcome.failed(kind, detail, self.retry.max_attempts, gave_up=True)
+        if answer is None:
+            self.usage.count(failures=1)
+            return Outcome.failed(kind, detail, attempt, gave_up=True)
+        created = time.time()
+        self.cache.put(key, self.identity(), request, answer.raw, answer.prompt_tokens,
+                       answer.completion_tokens, created)
+        return Outcome("answered", answer.raw, parsed, created=created, attempts=attempt)
 
 
 def _from_cache(client: ModelClient, request: Request, hit: Any) -> Outcome | None:

@@ -26,7 +26,7 @@ from annotation.gemini_reviewer import (
 )
 from clients import ClientConfigError, RetryPolicy
 from schemas.review import REVIEW_DECISION
-from tests.support.protocol_server import BrokenBody, Call, Hang, ProtocolServer, Reply, Status
+from tests.support.protocol_server import Call, Hang, ProtocolServer, RawBody, Reply, Status
 
 MODEL = "gemini-3.8-flash"
 KEY = "test-key-5f1c2a9e-never-log-me"
@@ -208,10 +208,10 @@ def test_retries_on_429_500_and_malformed_json_then_succeeds(stub, api_key, tmp_
     monkeypatch.setattr(RetryPolicy, "delay",
                         lambda self, *a: delays.append(d := policy_delay(self, *a)) or d)
     rev = _reviewer(stub, tmp_path, max_retries=4, initial_delay=0.01, max_delay=0.05)
-    stub.push(Status(429), Status(500), BrokenBody(), Reply('{"decision": "approve", "criteria": ['))
+    stub.push(Status(429), Status(500), RawBody(), Reply('{"decision": "approve", "criteria": ['))
     rows, failures = rev.review(_cands(photo_png)[:1])
     assert failures == [] and [r["decision"] for r in rows] == ["approve"]
-    assert [r.fault for r in stub.requests] == ["429", "500", "broken_body", "reply", ""]
+    assert [r.fault for r in stub.requests] == ["429", "500", "raw_body", "reply", ""]
     assert rev.client.usage.faults == {"429": 1, "500": 1, "malformed": 2}
     assert (rev.requests_made, rev.client.usage.retries, rev.client.usage.failures) == (5, 4, 0)
     # Bounded exponential back-off with jitter in [0.5, 1] of min(max, initial * 2**k).

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from clients import ClientConfigError, Limits, ModelClient, ModelSpec, Request, RetryPolicy, ask_many
 from tests.clients.conftest import KEY, png
-from tests.support.protocol_server import BrokenBody, Call, EmptyBody, Hang, ProtocolServer, Reply, Status
+from tests.support.protocol_server import Call, EmptyBody, Hang, ProtocolServer, RawBody, Reply, Status
 
 Make = Callable[..., ModelClient]
 BACKENDS = ["openai", "gemini"]
@@ -98,11 +98,11 @@ def test_answers_that_do_not_validate_are_retried_then_failed_and_never_cached(
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_transient_faults_are_retried_and_counted_by_cause(server: ProtocolServer, make_client: Make,
                                                            backend: str) -> None:
-    server.push(Status(429), Status(503), BrokenBody(), EmptyBody(), Hang(2.0))
+    server.push(Status(429), Status(503), RawBody(), EmptyBody(), Hang(2.0))
     client = make_client(backend, retry=RetryPolicy(max_attempts=6, base_delay_s=0.001, max_delay_s=0.01))
     (out,) = client.ask_many([Request.of("r", "retry me")])
     assert (out.status, out.raw, out.attempts) == ("answered", "A", 6)
-    assert [c.fault for c in server.requests] == ["429", "503", "broken_body", "empty_body", "hang", ""]
+    assert [c.fault for c in server.requests] == ["429", "503", "raw_body", "empty_body", "hang", ""]
     u = client.usage
     assert (u.requests, u.retries, u.failures) == (6, 5, 0)
     assert u.faults == {"429": 1, "503": 1, "malformed": 2, "timeout": 1}
@@ -236,3 +236,19 @@ def test_call_records_what_the_server_saw(server: ProtocolServer, make_client: M
     make_client("openai").ask_many([Request.of("s", "hello", [png((0, 0, 0))])])
     (call,) = seen
     assert (call.protocol, call.model, call.prompt, call.mime_type) == ("openai", "m-1", "hello", "image/png")
+
+
+def test_gemini_answer_is_the_first_candidates_non_thought_text(server: ProtocolServer,
+                                                                 make_client: Make) -> None:
+    reply = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "let me think", "thought": True}, {"text": "The answer "}, {"text": "is B."}]}}],
+        "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 3}}
+    server.push(RawBody(json.dumps(reply).encode()))
+    client = make_client("gemini")
+    (out,) = client.ask_many([Request.of("t", "q")])
+    assert out.raw == "The answer is B." and out.attempts == 1
+    assert (client.usage.prompt_tokens, client.usage.completion_tokens) == (7, 3)
+    only_thoughts = {"candidates": [{"content": {"parts": [{"text": "hmm", "thought": True}]}}]}
+    server.push(RawBody(json.dumps(only_thoughts).encode()))
+    (out,) = client.ask_many([Request.of("u", "q2")])
+    assert out.answered and out.attempts == 2 and client.usage.faults == {"malformed": 1}

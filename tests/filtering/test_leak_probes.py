@@ -17,7 +17,7 @@ from clients import ClientConfigError
 from filtering.leak import LeakFilter, LeakFilterConfig
 from filtering.probes import ProbeConfigError
 from tests.filtering.conftest import letter_of, make_episode
-from tests.support.protocol_server import BrokenBody, Call, EmptyBody, Hang, ProtocolServer, Reply, Status
+from tests.support.protocol_server import Call, EmptyBody, Hang, ProtocolServer, RawBody, Reply, Status
 
 Build = Callable[..., dict[str, Any]]
 
@@ -84,7 +84,7 @@ def test_answers_parsed_and_leak_decided(
 
 
 FAULTS = {"429": Status(429), "500": Status(500), "503": Status(503), "timeout": Hang(2.0),
-          "malformed": BrokenBody(), "empty": EmptyBody()}
+          "malformed": RawBody(), "empty": EmptyBody()}
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))

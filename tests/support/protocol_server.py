@@ -12,7 +12,8 @@ clients surface them, which a mock would only restate. Only the far end of the s
 Answers come from ``answer(call) -> str | dict`` (a dict is sent as its JSON text); faults are
 queued with :meth:`ProtocolServer.push`, for one model or for any, and each request consumes one:
 :class:`Status` (an HTTP error in the protocol's error shape), :class:`Hang` (answer only after
-a delay — a client timeout), :class:`BrokenBody` (HTTP 200, body not JSON), :class:`EmptyBody`
+a delay — a client timeout), :class:`RawBody` (HTTP 200 with a given body, by default not JSON),
+:class:`EmptyBody`
 (``{}``: no choices / candidates) and :class:`Reply` (a fixed answer text, e.g. a wrong letter or
 JSON that does not follow the schema). Every request is recorded (:class:`Call`), and so is the
 largest number handled at one time (``max_in_flight``).
@@ -66,11 +67,11 @@ class Hang:
 
 
 @dataclass(frozen=True)
-class BrokenBody:
-    """HTTP 200 with a body that is not JSON."""
+class RawBody:
+    """HTTP 200 with exactly this body (by default, one that is not JSON)."""
 
     body: bytes = b'{"choices": [{"message": {"content": "A"'
-    label: str = "broken_body"
+    label: str = "raw_body"
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Reply:
     label: str = "reply"
 
 
-Fault = Status | Hang | BrokenBody | EmptyBody | Reply
+Fault = Status | Hang | RawBody | EmptyBody | Reply
 
 
 @dataclass
@@ -257,7 +258,7 @@ class ProtocolServer:
         if isinstance(fault, Status):
             _send(h, fault.code, _error(call.protocol, fault),
                   {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {})
-        elif isinstance(fault, BrokenBody):
+        elif isinstance(fault, RawBody):
             _send(h, 200, fault.body)
         elif isinstance(fault, EmptyBody):
             _send(h, 200, b"{}")

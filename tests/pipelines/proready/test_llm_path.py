@@ -19,7 +19,7 @@ import yaml
 
 from pipelines.proready.build import run
 from tests.pipelines.proready.conftest import write_corpus
-from tests.support.protocol_server import BrokenBody, Call, ProtocolServer, Status
+from tests.support.protocol_server import Call, ProtocolServer, RawBody, Status
 
 VLM, LLM = "qwen2-vl-test", "qwen2-test"
 
@@ -79,7 +79,7 @@ def tree_corpus(tmp_path: Path, media: Path, demo_manifest: dict[str, Any]) -> P
 def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -> None:
     with ProtocolServer() as server:
         server.answer = responder(QA)
-        server.push(Status(500), BrokenBody(), model=VLM)  # retried by the client layer
+        server.push(Status(500), RawBody(), model=VLM)  # retried by the client layer
         cfg = _config(tmp_path, server)
         review = run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o")])
         # 3 captions (10 s segments of 29.6 s), 2 summaries, 1 QA, 7 + 4 frame checks, 2 retries
