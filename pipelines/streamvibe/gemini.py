@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from clients import ModelClient, ModelsConfig, Request, parse_models
+from clients import ClientConfigError, ModelClient, ModelsConfig, Request, parse_models
 from core.blobs import resolve
 from core.errors import BadInput
 from pipelines.streamvibe.candidates import RawCandidate, request_texts
@@ -82,8 +82,8 @@ class CandidateOut(BaseModel):
 
 @dataclass(frozen=True)
 class GeminiSettings:
-    """The generator's part of configs/streamvibe.yaml: its prompt file, the ``models:`` section,
-    and how many pairs one Beam batch asks at once."""
+    """The generator's part of configs/streamvibe.yaml: its prompt file and the ``models:``
+    section; ``batch_size`` pairs are asked at once (one Beam batch)."""
 
     prompt: str
     models: ModelsConfig
@@ -91,12 +91,14 @@ class GeminiSettings:
 
 
 def gemini_settings(cfg: dict[str, Any], source: str | Path, repo: Path) -> GeminiSettings:
-    """Read ``prompt`` and ``models`` of a StreamVibe config (relative paths: from the repo)."""
+    """Read ``prompt`` and ``models`` of a StreamVibe config (relative paths: from the repo); with
+    ``generator: gemini`` the ``models.generator`` entry is required."""
     prompt = str(cfg.get("prompt") or "configs/streamvibe/prompts/candidates_v1.txt")
     models = parse_models(cfg.get("models"), str(source), roles=(ROLE,), defaults=MODEL_DEFAULTS,
                           base_dir=repo)
-    return GeminiSettings(prompt if Path(prompt).is_absolute() else str(repo / prompt), models,
-                          int(cfg.get("batch_size", 8)))
+    if cfg.get("generator") == "gemini" and models.spec(ROLE) is None:
+        raise ClientConfigError(f"{source}: models.{ROLE}: generator gemini needs a model entry")
+    return GeminiSettings(prompt if Path(prompt).is_absolute() else str(repo / prompt), models)
 
 
 def prompt_version(path: str) -> tuple[str, str]:
@@ -115,7 +117,8 @@ class GeminiGenerator:
         self.prompt_version, system = prompt_version(settings.prompt)
         spec = settings.models.spec(ROLE)
         if spec is None:
-            raise ValueError(f"{settings.models.source}: models.{ROLE}: the gemini generator needs a model")
+            raise ClientConfigError(f"{settings.models.source}: models.{ROLE}: generator gemini needs a "
+                                    "model entry")
         spec = replace(spec, system_prompt=system)
         self.name = f"{spec.backend}:{spec.model}"
         self.client: ModelClient = settings.models.client(spec, label="streamvibe candidates")

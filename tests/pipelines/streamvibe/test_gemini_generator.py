@@ -135,3 +135,16 @@ def test_unusable_request_is_rejected_before_any_call(tmp_path):
     (out,) = gen.generate_many([(pair, video_facts())])
     assert (out.source_file, out.field) == ("tasks/v.json", "requests[0].slots.event")
     assert gen.client.usage.requests == 0
+
+
+def test_gemini_generator_without_a_model_entry_stops_the_build(tmp_path):
+    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    del cfg["models"]["generator"]
+    path = tmp_path / "sv.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(SystemExit, match=r"sv\.yaml: models\.generator: generator gemini needs a model"):
+        run(["--config", str(path), "--raw-dir", str(tmp_path), "--generator", "gemini"])
+    cfg["models"]["generator"] = {"backend": "gemini", "model": "m", "temprature": 0}
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(SystemExit, match=r"sv\.yaml: models\.generator: unknown keys \['temprature'\]"):
+        run(["--config", str(path), "--raw-dir", str(tmp_path)])
