@@ -19,9 +19,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from clients.cache import ResponseCache, response_key
+from clients.cache import Cached, ResponseCache, response_key
 from clients.errors import FatalError, RetryableError
 from clients.request import Outcome, Request
 from clients.runtime import runtime
@@ -127,7 +126,7 @@ class ModelClient:
         return Outcome("answered", answer.raw, parsed, created=created, attempts=attempt)
 
 
-def _from_cache(client: ModelClient, request: Request, hit: Any) -> Outcome | None:
+def _from_cache(request: Request, hit: Cached) -> Outcome | None:
     parsed, problem = request.parse(hit.raw_answer)
     if problem is not None:
         return None  # stored under another validation rule: ask again
@@ -149,7 +148,7 @@ def ask_many(work: Sequence[tuple[ModelClient, Request]], stage: Stage | None = 
         for i in idx:
             client, request = work[i]
             hit = hits.get(keys[i])
-            if hit is not None and (out := _from_cache(client, request, hit)) is not None:
+            if hit is not None and (out := _from_cache(request, hit)) is not None:
                 outcomes[i] = out
                 client.usage.count(cache_hits=1)
     n_cached = sum(o is not None for o in outcomes)
