@@ -20,32 +20,29 @@ This module turns that sentence into an auditable procedure:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import yaml
 
-from core.progress import Stage
-from filtering.cache import ResponseCache, identity, response_key
-from filtering.parsing import FirstTurn, first_turn, score_answer
-from filtering.probes import (
-    REMOTE_BACKENDS,
-    ClipProbe,
-    Job,
-    Limits,
+from clients import (
+    ModelClient,
+    ModelsConfig,
+    ModelSpec,
     Outcome,
-    ProbeConfigError,
-    ProbeSpec,
-    RetryPolicy,
-    load_precomputed,
-    new_stats,
-    run_remote,
+    Request,
+    ResponseCache,
+    Usage,
+    ask_many,
+    parse_models,
 )
+from clients import response_key as cache_key
+from core.progress import Stage
+from filtering.parsing import FirstTurn, first_turn, score_answer
+from filtering.probes import ClipProbe, LocalProbe, Probe, ProbeConfigError, load_precomputed, parse_probe
 
 DECISIONS = ("keep", "filter", "unresolved")
 UNRESOLVED_POLICIES = ("keep", "filter", "reject")
@@ -53,21 +50,23 @@ NOT_APPLIED_NOTICE = (
     "**The leak filter was NOT applied**: no probe models were configured, so samples that "
     "can be answered from the first frame (ProactiveBench §3.3, App. 0.A.8) were not removed."
 )
+#: keys that moved to the shared ``models:`` section (clients.config): a clear error, not a silent miss
+MOVED = {"leak_filter.cache_dir": "models.cache_dir", "leak_filter.retry": "models.retry",
+         "backends": "models.limits"}
 
 
 @dataclass(frozen=True)
 class LeakFilterConfig:
-    """Probe pool and decision rule, usually read from YAML (``configs/probes.example.yaml``)."""
+    """Probe pool and decision rule, usually read from YAML (``configs/probes.example.yaml``);
+    the cache, retry policy and limits are the shared ``models:`` section (:mod:`clients.config`)."""
 
-    probes: tuple[ProbeSpec, ...] = ()
+    probes: tuple[Probe, ...] = ()
     threshold: float = 0.25
     min_answering_models: int = 1
     unresolved_policy: str | None = None
     hint: bool = False
-    cache_dir: str | None = None
     progress: bool = True
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    limits: dict[str, Limits] = field(default_factory=dict)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
     clip_batch_size: int = 32
     source: str = "<dict>"
 
@@ -75,11 +74,16 @@ class LeakFilterConfig:
     def from_dict(raw: dict[str, Any] | None, source: str = "<dict>") -> LeakFilterConfig:
         raw = dict(raw or {})
         lf = dict(raw.pop("leak_filter", {}) or {})
+        for old, new in MOVED.items():
+            section, _, key = old.partition(".")
+            if (key in lf) if key else (section in raw):
+                raise ProbeConfigError(f"{source}: {old}: moved to {new} (docs/filtering.md)")
+        models_raw = raw.pop("models", None)
         probes_raw = raw.pop("probes", []) or []
-        backends_raw = raw.pop("backends", {}) or {}
         if raw:
             raise ProbeConfigError(f"{source}: unknown top-level keys {sorted(raw)}")
-        probes = tuple(ProbeSpec.from_dict(p, f"{source}: probes[{i}]") for i, p in enumerate(probes_raw))
+        models = parse_models(models_raw, source)
+        probes = tuple(parse_probe(p, f"{source}: probes[{i}]") for i, p in enumerate(probes_raw))
         names = [p.name for p in probes]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -97,26 +101,14 @@ class LeakFilterConfig:
                 f"{UNRESOLVED_POLICIES} (got {policy!r}); unresolved samples are never kept "
                 "silently"
             )
-        try:
-            retry = RetryPolicy(**(lf.pop("retry", {}) or {}))
-        except TypeError as e:
-            raise ProbeConfigError(f"{source}: leak_filter.retry: {e}") from None
-        limits: dict[str, Limits] = {}
-        for group, v in backends_raw.items():
-            try:
-                limits[group] = Limits(**(v or {}))
-            except TypeError as e:
-                raise ProbeConfigError(f"{source}: backends.{group}: {e}") from None
         cfg = LeakFilterConfig(
             probes=probes,
             threshold=threshold,
             min_answering_models=int(min_ans),
             unresolved_policy=policy,
             hint=bool(lf.pop("hint", False)),
-            cache_dir=lf.pop("cache_dir", None),
             progress=bool(lf.pop("progress", True)),
-            retry=retry,
-            limits=limits,
+            models=models,
             clip_batch_size=int(lf.pop("clip_batch_size", 32)),
             source=source,
         )
@@ -146,15 +138,17 @@ def leaks(correct: int, answering: int, threshold: float) -> bool:
 class LeakFilter:
     """Probe episodes' first turns with a model pool and decide keep / filter / unresolved.
 
-    Picklable: runtime state (clients, CLIP models, precomputed tables) is rebuilt lazily, so a
-    Beam DoFn may build it in ``setup()`` from the config path or receive it pickled.
-    ``run_id`` tags the usage log in the cache so a report can sum requests across workers.
+    Picklable: runtime state (CLIP models, precomputed tables) is rebuilt lazily, and the model
+    clients hold settings only, so a Beam DoFn may build it in ``setup()`` from the config path
+    or receive it pickled; its ``teardown()`` calls :meth:`close`. ``run_id`` tags the usage log
+    in the cache so a report can sum requests across workers.
     """
 
     def __init__(self, config: LeakFilterConfig | str, run_id: str = "") -> None:
         self.config = LeakFilterConfig.from_yaml(config) if isinstance(config, str) else config
         self.run_id = run_id
-        self.stats: dict[str, dict[str, int]] = {}
+        self._usage: dict[str, Usage] = {}
+        self._clients: dict[str, ModelClient] = {}
         self._clip: dict[str, ClipProbe] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -169,6 +163,11 @@ class LeakFilter:
     @property
     def pool(self) -> list[str]:
         return [p.name for p in self.config.probes]
+
+    @property
+    def stats(self) -> dict[str, dict[str, int]]:
+        """This instance's counts per pool member (requests, retries, faults, cache hits…)."""
+        return {name: u.as_dict() for name, u in self._usage.items()}
 
     def describe(self) -> dict[str, Any]:
         """Manifest entry: whether applied, the rule, and the pool (no secrets, no URLs)."""
@@ -186,7 +185,7 @@ class LeakFilter:
             ],
         }
         for p in cfg.probes:
-            if p.backend == "clip":
+            if isinstance(p, LocalProbe) and p.backend == "clip":
                 out.setdefault("clip", {})[p.name] = self._clip_probe(p).describe()
         if not self.applied:
             out["notice"] = NOT_APPLIED_NOTICE
@@ -203,23 +202,21 @@ class LeakFilter:
         )
 
     # ------------------------------------------------------------------ probing
-    def _clip_probe(self, spec: ProbeSpec) -> ClipProbe:
-        if spec.name not in self._clip:
-            self._clip[spec.name] = ClipProbe(spec, self.config.cache_dir, self.config.clip_batch_size)
-        return self._clip[spec.name]
+    def _clip_probe(self, probe: LocalProbe) -> ClipProbe:
+        if probe.name not in self._clip:
+            self._clip[probe.name] = ClipProbe(probe, self.config.models.cache_dir,
+                                               self.config.clip_batch_size)
+        return self._clip[probe.name]
 
-    def _identity(self, spec: ProbeSpec) -> str:
-        if spec.backend == "clip":
-            d = self._clip_probe(spec).describe()
-            return identity(
-                "clip", spec.model, {"checkpoint_sha256": d["checkpoint_sha256"], "templates": d["templates"]}
-            )
-        return spec.identity()
+    def _client(self, spec: ModelSpec) -> ModelClient:
+        if spec.name not in self._clients:
+            self._clients[spec.name] = self.config.models.client(spec, label=spec.name)
+        return self._clients[spec.name]
 
     def probe(self, episodes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         """First-turn answers of every pool model for each episode (PROBE_RESULT dicts).
 
-        Cached answers are reused; only missing (probe, prompt, image) triples are requested.
+        Cached answers are reused; only missing (model, prompt, image) triples are requested.
         """
         turns = [first_turn(ep, hint=self.config.hint) for ep in episodes]
         ids = [t.episode_id for t in turns]
@@ -227,97 +224,92 @@ class LeakFilter:
             raise ValueError("LeakFilter.probe: duplicate episode ids in one batch")
         if not self.config.probes:
             return {i: [] for i in ids}
-        cache = ResponseCache(self.config.cache_dir)
+        requests = {t.episode_id: Request.of(t.episode_id, t.prompt, (t.image,)) for t in turns}
         outcomes: dict[tuple[str, str], Outcome] = {}
-        batch_stats: dict[str, dict[str, int]] = {}
-        remote: list[Job] = []
-        total = len(turns) * len(self.config.probes)
-        progress = Stage("leak filter: first-turn probes", total, enabled=self.config.progress)
-
-        for spec in self.config.probes:
-            st = batch_stats.setdefault(spec.name, new_stats())
-            if spec.backend == "precomputed":
-                table = load_precomputed(spec.path or "")
-                for t in turns:
-                    raw = table.get((t.episode_id, spec.model))
-                    outcomes[(spec.name, t.episode_id)] = (
-                        Outcome("answered", raw=raw)
-                        if raw is not None
-                        else Outcome("failed", error="no precomputed prediction")
-                    )
-                    st["failures"] += int(raw is None)
+        batch: dict[str, Usage] = {}
+        remote: list[tuple[ModelClient, Request]] = []
+        progress = Stage("leak filter: first-turn probes", len(turns) * len(self.config.probes),
+                         enabled=self.config.progress)
+        for p in self.config.probes:
+            if isinstance(p, ModelSpec):
+                client = self._client(p)
+                batch[p.name] = client.usage.copy()  # the batch's counts: the difference after it
+                remote += [(client, requests[t.episode_id]) for t in turns]
+            elif p.backend == "precomputed":
+                batch[p.name] = self._precomputed(p, turns, outcomes)
                 progress.advance(len(turns))
-                continue
-            ident = self._identity(spec)
-            keys = {t.episode_id: response_key(ident, t.prompt_sha256, t.image_sha256) for t in turns}
-            hits = cache.get_many(list(keys.values()))
-            todo: list[FirstTurn] = []
-            for t in turns:
-                hit = hits.get(keys[t.episode_id])
-                if hit is not None:
-                    outcomes[(spec.name, t.episode_id)] = Outcome("answered", hit["raw_answer"], cached=True)
-                    st["cache_hits"] += 1
-                else:
-                    todo.append(t)
-            progress.advance(len(turns) - len(todo), cached=len(turns) - len(todo))
-            if spec.backend == "clip" and todo:
-                answers = self._clip_probe(spec).answer(todo)
-                st["requests"] += len(todo)
-                for t, raw in zip(todo, answers, strict=True):
-                    cache.put(keys[t.episode_id], ident, t.prompt_sha256, t.image_sha256, raw)
-                    outcomes[(spec.name, t.episode_id)] = Outcome("answered", raw)
-                progress.advance(len(todo))
-            elif spec.backend in REMOTE_BACKENDS:
-                remote.extend(Job(spec, t, keys[t.episode_id]) for t in todo)
-
+            else:
+                batch[p.name] = self._clip_answers(p, turns, requests, outcomes, progress)
         try:
-            if remote:
-                outcomes.update(
-                    _run_async(
-                        run_remote(
-                            remote, self.config.limits, self.config.retry, cache, batch_stats, progress
-                        )
-                    )
-                )
+            answers = ask_many(remote, stage=progress) if remote else []
         finally:
-            cache.flush()  # answers received before an error are kept for the next run
-        progress.close()
-        cache.log_usage(self.run_id, batch_stats)
-        for name, st in batch_stats.items():
-            agg = self.stats.setdefault(name, new_stats())
-            for k, v in st.items():
-                agg[k] = agg.get(k, 0) + v
+            progress.close()
+        for (client, request), out in zip(remote, answers, strict=True):
+            outcomes[(client.name, request.id)] = out
+        for name, client in self._clients.items():
+            if name in batch:
+                batch[name] = client.usage - batch[name]
+        ResponseCache.open(self.config.models.cache_dir).log_usage(self.run_id, batch)
+        for name, u in batch.items():
+            if name not in self._clients:
+                self._usage[name] = self._usage.get(name, Usage()) + u
+        self._usage.update({name: c.usage for name, c in self._clients.items()})
+        return {t.episode_id: [self._row(p, t, outcomes[(p.name, t.episode_id)]) for p in self.config.probes]
+                for t in turns}
 
-        out: dict[str, list[dict[str, Any]]] = {}
+    def _precomputed(self, p: LocalProbe, turns: list[FirstTurn],
+                     outcomes: dict[tuple[str, str], Outcome]) -> Usage:
+        table = load_precomputed(p.path or "")
+        usage = Usage()
         for t in turns:
-            rows = []
-            for spec in self.config.probes:
-                o = outcomes[(spec.name, t.episode_id)]
-                if o.status == "answered":
-                    s = score_answer(t, o.raw)
-                    rows.append(
-                        {
-                            "model": spec.name,
-                            "backend": spec.backend,
-                            "status": "answered",
-                            "raw_answer": o.raw,
-                            "parsed": s.parsed,
-                            "correct": s.correct,
-                        }
-                    )
-                else:
-                    rows.append(
-                        {
-                            "model": spec.name,
-                            "backend": spec.backend,
-                            "status": "failed",
-                            "raw_answer": "",
-                            "parsed": "",
-                            "correct": False,
-                        }
-                    )
-            out[t.episode_id] = rows
-        return out
+            raw = table.get((t.episode_id, p.model))
+            if raw is None:
+                outcomes[(p.name, t.episode_id)] = Outcome.failed("missing", "no precomputed prediction",
+                                                                 0, gave_up=False)
+                usage.count(failures=1)
+            else:
+                outcomes[(p.name, t.episode_id)] = Outcome("answered", raw)
+        return usage
+
+    def _clip_answers(self, p: LocalProbe, turns: list[FirstTurn], requests: dict[str, Request],
+                      outcomes: dict[tuple[str, str], Outcome], progress: Stage) -> Usage:
+        """CLIP answers through the same response cache as the model clients."""
+        clip = self._clip_probe(p)
+        ident = clip.identity()
+        cache = ResponseCache.open(self.config.models.cache_dir)
+        keys = {t.episode_id: cache_key(ident, requests[t.episode_id]) for t in turns}
+        hits = cache.get_many(list(keys.values()))
+        usage = Usage()
+        todo = []
+        for t in turns:
+            hit = hits.get(keys[t.episode_id])
+            if hit is not None:
+                outcomes[(p.name, t.episode_id)] = Outcome("answered", hit.raw_answer, cached=True)
+                usage.count(cache_hits=1)
+            else:
+                todo.append(t)
+        progress.advance(len(turns) - len(todo), cached=len(turns) - len(todo))
+        if todo:
+            for t, raw in zip(todo, clip.answer(todo), strict=True):
+                cache.put(keys[t.episode_id], ident, requests[t.episode_id], raw)
+                outcomes[(p.name, t.episode_id)] = Outcome("answered", raw)
+            cache.flush()
+            usage.count(requests=len(todo))
+            progress.advance(len(todo))
+        return usage
+
+    @staticmethod
+    def _row(p: Probe, t: FirstTurn, o: Outcome) -> dict[str, Any]:
+        if not o.answered:
+            return {"model": p.name, "backend": p.backend, "status": "failed", "raw_answer": "",
+                    "parsed": "", "correct": False}
+        s = score_answer(t, o.raw)
+        return {"model": p.name, "backend": p.backend, "status": "answered", "raw_answer": o.raw,
+                "parsed": s.parsed, "correct": s.correct}
+
+    def close(self) -> None:
+        """Persist buffered answers (a Beam DoFn's ``teardown``)."""
+        ResponseCache.open(self.config.models.cache_dir).flush()
 
     # ------------------------------------------------------------------ deciding
     def decide(self, probe_results: list[dict[str, Any]]) -> tuple[str, str, str]:
@@ -374,28 +366,6 @@ class LeakFilter:
     def usage(self) -> dict[str, dict[str, int]]:
         """Request/token counts: from the cache's usage log for this run_id when there is one
         (sums all Beam workers), else this instance's own counters."""
-        if self.config.cache_dir:
-            return ResponseCache(self.config.cache_dir).usage(self.run_id)
-        return {k: dict(v) for k, v in self.stats.items()}
-
-
-def _run_async(coro: Any) -> Any:
-    """Run a coroutine from sync code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = e
-
-    th = threading.Thread(target=target)
-    th.start()
-    th.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+        if self.config.models.cache_dir:
+            return ResponseCache.open(self.config.models.cache_dir).usage(self.run_id)
+        return self.stats

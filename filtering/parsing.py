@@ -16,7 +16,6 @@ empty) is scored wrong, exactly as the environment does.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,14 +79,6 @@ class FirstTurn:
     def all_options(self) -> list[str]:
         """Options in letter order: shown options first, then the categories (A, B, ...)."""
         return list(self.shown_options) + list(self.categories)
-
-    @property
-    def image_sha256(self) -> str:
-        return hashlib.sha256(self.image).hexdigest()
-
-    @property
-    def prompt_sha256(self) -> str:
-        return hashlib.sha256(self.prompt.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

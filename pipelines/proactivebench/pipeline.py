@@ -132,6 +132,10 @@ class LeakFilterDoFn(beam.DoFn):
 
         self.filter = LeakFilter(self.probes_config, run_id=self.run_id)
 
+    def teardown(self) -> None:
+        if self.filter is not None:
+            self.filter.close()  # the last answers of this worker reach the cache
+
     def process(self, batch: list[dict]):
         results = self.filter.probe(batch)
         for episode in batch:

@@ -4,7 +4,7 @@
 * :mod:`pipelines.proready.templates` — offline template questions per task type (SSR, REC, CRR,
   CTD, GSD) and multi-turn chains;
 * :mod:`pipelines.proready.models` / :mod:`pipelines.proready.generation` — the App. C LLM/VLM
-  path (dense captions, summaries, QA) through the filtering probes' clients, cache and retries;
+  path (dense captions, summaries, QA) through the model-client layer (:mod:`clients`);
 * :mod:`pipelines.proready.evidence` — evidence windows, dwell smoothing, task rules, validation;
 * :mod:`pipelines.proready.review` — Label Studio review through :mod:`annotation`;
 * :mod:`pipelines.proready.quality` — data-quality suite and the App. C QC report;

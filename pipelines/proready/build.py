@@ -26,6 +26,7 @@ from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
 from pipelines.common.sources import ReaderConfig
 from pipelines.proready.generation import ITEMS, GenerationConfig, load_prompts
+from pipelines.proready.models import model_settings
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.review import RUBRIC, number_corrections, read_rows, review_candidate
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
@@ -35,9 +36,8 @@ from schemas.proready import FILTERED_ITEM, ITEM, TASK_NAMES, TASK_TYPES
 REPO = Path(__file__).resolve().parents[2]
 
 
-def generation_config(cfg: dict[str, Any], cache_root: Path) -> GenerationConfig:
-    gen, ev, models = dict(cfg["generation"]), dict(cfg["evidence"]), dict(cfg.get("models") or {})
-    cache = cfg.get("cache_dir")
+def generation_config(cfg: dict[str, Any], cache_root: Path, source: str = "config") -> GenerationConfig:
+    gen, ev = dict(cfg["generation"]), dict(cfg["evidence"])
     try:
         return GenerationConfig(
             method=gen.get("method", "template"),
@@ -50,8 +50,7 @@ def generation_config(cfg: dict[str, Any], cache_root: Path) -> GenerationConfig
             pad_s=float(ev.get("pad_s", 2)),
             dwell_frames=int(ev.get("dwell_frames", 2)),
             frame_max_side=int(ev.get("frame_max_side", 448)),
-            vlm=models.get("vlm"), llm=models.get("llm"),
-            cache_dir=str((cache_root / cache).resolve()) if cache else None,
+            models=model_settings(cfg.get("models"), source, cache_root),
             prompts=load_prompts(cache_root / cfg.get("prompts_dir", "configs/proready")),
         )
     except (TypeError, ValueError) as exc:
@@ -118,7 +117,8 @@ class ProReady(Benchmark):
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for d in ctx.decisions or []:
             decisions[str(d["sample_id"])].append(d)
-        ctx.state.update(root=root, reader=reader, generation=generation_config(cfg, REPO),
+        generation = generation_config(cfg, REPO, str(ctx.config_path))
+        ctx.state.update(root=root, reader=reader, generation=generation,
                          corrections=dict(by_item), n_corrections=len(corrections),
                          decisions=dict(decisions),
                          panel=int((cfg.get("review") or {}).get("panel_size", 4)))
@@ -229,11 +229,10 @@ class ProReady(Benchmark):
 def verifiability(kept: list[dict[str, Any]], gcfg: GenerationConfig, source_root: Path) -> dict[str, Any]:
     """Can a VLM answer each released question from the frames of its evidence window alone?"""
     from pipelines.proready.generation import video_frames
-    from pipelines.proready.models import ModelClient
     from pipelines.proready.quality import verifiability_report
     from pipelines.proready.sources import VideoSource
 
-    client = ModelClient.from_config(gcfg.vlm, gcfg.cache_dir, "vlm-verify")
+    client = gcfg.models.client("vlm", label="vlm-verify")
     frames = {}
     for item in kept:
         if item["video_id"] not in frames:

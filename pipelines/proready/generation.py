@@ -39,10 +39,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from clients import ModelClient, ModelsConfig, ModelSpec, Request
 from core.errors import BadInput, Rejection
 from core.media.video import causal_frames
 from pipelines.proready.evidence import refine_window, validate_item
-from pipelines.proready.models import ModelClient, ModelRequest
+from pipelines.proready.models import ask_json
 from pipelines.proready.review import content_hash
 from pipelines.proready.sources import BENCHMARK, Span, VideoSource
 from pipelines.proready.templates import TemplateConfig, ask_before, item_id, template_candidates
@@ -92,9 +93,7 @@ class GenerationConfig:
     pad_s: float = 2.0
     dwell_frames: int = 2
     frame_max_side: int = 448
-    vlm: dict[str, Any] | None = None
-    llm: dict[str, Any] | None = None
-    cache_dir: str | None = None
+    models: ModelsConfig = field(default_factory=ModelsConfig)  # roles vlm, llm (models.py)
     prompts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -106,6 +105,14 @@ class GenerationConfig:
             raise ValueError("the llm / vlm_framewise path needs a 'models.vlm' entry")
         if self.method == "llm" and not self.llm:
             raise ValueError("generation.method llm needs a 'models.llm' entry")
+
+    @property
+    def vlm(self) -> ModelSpec | None:
+        return self.models.spec("vlm")
+
+    @property
+    def llm(self) -> ModelSpec | None:
+        return self.models.spec("llm")
 
     @property
     def needs_frames(self) -> bool:
@@ -230,20 +237,21 @@ def llm_candidates(
     for k, (s, e) in enumerate(segs):
         times = segment_frame_times(s, e, cfg.frames_per_segment, last)
         prompt = p["caption"].format(start=s, end=e, n=len(times), times=", ".join(map(str, times)))
-        cap_reqs.append(ModelRequest(f"{video.video_id}/caption/{k}", prompt,
-                                     tuple(frames[t] for t in times)))
-    captions = vlm.ask_json(cap_reqs, Caption)
+        cap_reqs.append(Request.of(f"{video.video_id}/caption/{k}", prompt,
+                                   [frames[t] for t in times], Caption))
+    captions = ask_json(vlm, cap_reqs)
     for k, c in enumerate(captions):
         if isinstance(c, str):
             raise BadInput(video.video_file, f"captions[{k}]", c, video.video_id)
     intervals = segments(video.duration_s, cfg.summary_interval_s)
     sum_reqs = []
     for j, (s, e) in enumerate(intervals):
-        lines = [f"[{a:.1f}s-{b:.1f}s] {c.caption}"  # type: ignore[union-attr]
+        lines = [f"[{a:.1f}s-{b:.1f}s] {c.caption}"
                  for (a, b), c in zip(segs, captions, strict=True) if s <= a < e]
-        sum_reqs.append(ModelRequest(f"{video.video_id}/summary/{j}",
-                                     p["summary"].format(start=s, end=e, captions="\n".join(lines))))
-    summaries = llm.ask_json(sum_reqs, Summary)
+        sum_reqs.append(Request.of(f"{video.video_id}/summary/{j}",
+                                   p["summary"].format(start=s, end=e, captions="\n".join(lines)),
+                                   schema=Summary))
+    summaries = ask_json(llm, sum_reqs)
     for j, sm in enumerate(summaries):
         if isinstance(sm, str):
             raise BadInput(video.video_file, f"summaries[{j}]", sm, video.video_id)
@@ -251,11 +259,11 @@ def llm_candidates(
     for i in range(len(intervals) - 1):
         (a0, a1), (b0, b1) = intervals[i], intervals[i + 1]
         cues = [f"[{s.start:.1f}-{s.end:.1f}] {s.label}" for s in native_cues(video) if b0 <= s.start < b1]
-        qa_reqs.append(ModelRequest(f"{video.video_id}/qa/{i}", p["qa"].format(
+        qa_reqs.append(Request.of(f"{video.video_id}/qa/{i}", p["qa"].format(
             a_start=a0, a_end=a1, b_start=b0, b_end=b1,
-            summary_a=summaries[i].summary, summary_b=summaries[i + 1].summary,  # type: ignore[union-attr]
-            cues="; ".join(cues) or "none", max_followups=cfg.max_followups)))
-    chains = llm.ask_json(qa_reqs, QAChain) if qa_reqs else []
+            summary_a=summaries[i].summary, summary_b=summaries[i + 1].summary,
+            cues="; ".join(cues) or "none", max_followups=cfg.max_followups), schema=QAChain))
+    chains = ask_json(llm, qa_reqs) if qa_reqs else []
     out: list[tuple[str, list[dict]]] = []
     rejected: list[Rejection] = []
     for i, chain in enumerate(chains):
@@ -326,15 +334,15 @@ def vlm_windows(
         lo = max(int(math.floor(t["ask_time_s"])) + 1, int(math.floor(t["coarse_start_s"] - cfg.pad_s)))
         hi = min(last, int(math.ceil(t["coarse_end_s"] + cfg.pad_s)))
         times = list(range(max(0, lo), hi + 1))
-        reqs = [ModelRequest(f"{iid}/turns[{k}]/t={s}", cfg.prompts["evidence"].format(
-            t=s, ask=t["ask_time_s"], question=t["question"], answer=t["answer"]), (frames[s],))
-            for s in times]
-        verdicts = vlm.ask_json(reqs, FrameVerdict) if reqs else []
+        reqs = [Request.of(f"{iid}/turns[{k}]/t={s}", cfg.prompts["evidence"].format(
+            t=s, ask=t["ask_time_s"], question=t["question"], answer=t["answer"]), [frames[s]],
+            FrameVerdict) for s in times]
+        verdicts = ask_json(vlm, reqs) if reqs else []
         for s, v in zip(times, verdicts, strict=True):
             if isinstance(v, str):
                 raise BadInput(video.video_file, f"turns[{k}].frame_check[t={s}]", v, iid)
-        inf = [v.answer_inferable for v in verdicts]  # type: ignore[union-attr]
-        cue = [v.cue_visible for v in verdicts]  # type: ignore[union-attr]
+        inf = [v.answer_inferable for v in verdicts]
+        cue = [v.cue_visible for v in verdicts]
         evidence[f"turns[{k}]"] = {"times": times, "answer_inferable": inf, "cue_visible": cue}
         win = refine_window([float(s) for s in times], inf, cue, t["task_type"],
                             (t["coarse_start_s"], t["coarse_end_s"]), cfg.dwell_frames)

@@ -22,6 +22,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
+from clients import ModelClient
 from pipelines.common.progress import ReportProgress
 from pipelines.common.sources import SourceItem
 from pipelines.common.transforms import (
@@ -35,7 +36,7 @@ from pipelines.common.transforms import (
     WriteShardedParquet,
 )
 from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
-from pipelines.proready.models import ModelClient
+from pipelines.proready.models import ROLES
 from pipelines.proready.review import apply_corrections, decide
 from pipelines.proready.sources import VIDEOS, ProReadyReader
 from schemas.proready import FILTERED_ITEM, ITEM
@@ -65,10 +66,12 @@ class BuildCandidates(beam.DoFn):
         self.clients: dict[str, ModelClient] = {}
 
     def setup(self) -> None:
-        for role in ("vlm", "llm"):
-            spec = getattr(self.cfg, role)
-            if spec:
-                self.clients[role] = ModelClient.from_config(spec, self.cfg.cache_dir, role)
+        models = self.cfg.models
+        self.clients = {role: models.client(role, label=role) for role in ROLES if models.spec(role)}
+
+    def teardown(self) -> None:
+        for client in self.clients.values():
+            client.close()  # the last answers of this worker reach the cache
 
     def process(self, item: SourceItem):
         res = build_video(item.metadata["video"], self.cfg, self.clients)

@@ -28,10 +28,11 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from clients import ModelClient, Request
 from core.seeding import rng_for
 from exports.quality import Suite
 from pipelines.proready.evidence import temporal_iou
-from pipelines.proready.models import ModelClient, ModelRequest
+from pipelines.proready.models import ask_json
 from schemas.proready import TASK_TYPES
 
 PAPER_IOU = 0.85
@@ -138,7 +139,7 @@ def verifiability_report(
 ) -> dict[str, Any]:
     """Fraction of turns whose answer the model verifies from frames inside [t_s, t_e] vs from
     frames between the question and t_s ("outside": what a premature answer would have seen)."""
-    reqs: list[ModelRequest] = []
+    reqs: list[Request] = []
     sides: list[tuple[str, str]] = []
     for item in sorted(items, key=lambda i: i["id"]):
         vf = frames[item["video_id"]]
@@ -149,13 +150,13 @@ def verifiability_report(
                 times = _spread(times, frames_per_side)
                 if not times:
                     continue
-                reqs.append(ModelRequest(
+                reqs.append(Request.of(
                     f"{item['id']}/turns[{t['turn_index']}]/{side}",
                     prompt.format(start=times[0], end=times[-1], question=t["question"],
                                   answer=t["answer"]),
-                    tuple(vf[s] for s in times)))
+                    [vf[s] for s in times], Verifiable))
                 sides.append((side, t["task_type"]))
-    answers = client.ask_json(reqs, Verifiable) if reqs else []
+    answers = ask_json(client, reqs) if reqs else []
     tally: dict[str, list[int]] = {"inside": [], "outside": []}
     errors = []
     for (side, _), a in zip(sides, answers, strict=True):

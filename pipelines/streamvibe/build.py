@@ -23,6 +23,7 @@ from core.files import write_json_atomic
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
+from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
 from pipelines.streamvibe.review import (
     load_ledger,
@@ -88,16 +89,16 @@ class StreamVibe(Benchmark):
         cfg = ctx.config
         if ctx.args.generator:
             cfg["generator"] = ctx.args.generator
+        try:  # the model settings first: a config error is the first thing to fix
+            gemini = gemini_settings(cfg, ctx.config_path, REPO)
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
         src = cfg.get("source") or {}
         root = _path(str(src.get("path", "streamvibe")), ctx.raw_dir.resolve())
         if not Path(root).exists() and "://" not in root:
             raise SystemExit(f"StreamVibe source directory not found: {root} (set RAW_DIR, or "
                              "source.path in the config)")
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
-        gemini = dict(cfg.get("gemini") or {})
-        for key in ("prompt", "cache_dir"):
-            if gemini.get(key):
-                gemini[key] = _path(str(gemini[key]), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
         statuses = None

@@ -41,6 +41,9 @@ class CandidateGenerator(Protocol):
     def generate_many(self, items: list[tuple[dict[str, Any], NormalizedVideo]]
                       ) -> list[RawCandidate | BadInput]: ...
 
+    def close(self) -> None:
+        """Release what the generator holds (a DoFn's ``teardown``): persist cached answers."""
+
 
 def r3(x: float) -> float:
     return round(float(x), 3)
@@ -123,6 +126,9 @@ class RuleGenerator:
     def __init__(self, specs: dict[str, IntentSpec], seed: int) -> None:
         self.specs = specs
         self.seed = seed
+
+    def close(self) -> None:
+        """Nothing to release: the rule generator holds no client."""
 
     def generate_many(self, items: list[tuple[dict[str, Any], NormalizedVideo]]
                       ) -> list[RawCandidate | BadInput]:

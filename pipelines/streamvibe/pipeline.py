@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -44,6 +44,9 @@ from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, vid
 from pipelines.streamvibe.validate import validate_candidate
 from schemas.streamvibe import BENCHMARK, FILTERED, POINTWISE, SAMPLE, config_name
 
+if TYPE_CHECKING:
+    from pipelines.streamvibe.gemini import GeminiSettings
+
 FILTERED_TAG = "filtered"
 
 
@@ -56,7 +59,7 @@ class PipelineConfig:
     seed: int
     intents_path: str
     generator: str = "rule"
-    gemini: dict[str, Any] = field(default_factory=dict, hash=False)
+    gemini: GeminiSettings | None = field(default=None, hash=False)  # generator: gemini
     frames: dict[str, Any] = field(default_factory=dict, hash=False)
     negatives: dict[str, Any] = field(default_factory=dict, hash=False)
     targets: dict[str, int] = field(default_factory=dict, hash=False)
@@ -112,7 +115,9 @@ def make_generator(cfg: PipelineConfig):
     if cfg.generator == "gemini":
         from pipelines.streamvibe.gemini import GeminiGenerator
 
-        return GeminiGenerator(specs, cfg.seed, **cfg.gemini)
+        if cfg.gemini is None:
+            raise ValueError("generator gemini needs the config's prompt and models sections")
+        return GeminiGenerator(specs, cfg.seed, cfg.gemini)
     raise ValueError(f"unknown generator {cfg.generator!r} (rule | gemini)")
 
 
@@ -125,6 +130,10 @@ class GenerateCandidates(beam.DoFn):
 
     def setup(self) -> None:
         self.generator = make_generator(self.cfg)
+
+    def teardown(self) -> None:
+        if self.generator is not None:
+            self.generator.close()  # the last answers of this worker reach the cache
 
     def process(self, batch):
         ok = []
@@ -239,7 +248,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
                         for pair in kv[1]["pair"]])
         | "ProgressPairs" >> beam.ParDo(ReportProgress("video-request pairs"), total=total)
     )
-    batch = int(cfg.gemini.get("batch_size", 8)) if cfg.generator == "gemini" else 16
+    batch = cfg.gemini.batch_size if cfg.generator == "gemini" and cfg.gemini else 16
     generated = (
         joined
         | "Batch" >> beam.BatchElements(min_batch_size=1, max_batch_size=batch)

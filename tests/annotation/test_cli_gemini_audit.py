@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from annotation import decision_log
 from annotation.cli import main as cli
 from annotation.rubrics import STREAMVIBE
-from tests.support.gemini_server import GeminiStub, request_text
+from tests.support.protocol_server import Call, ProtocolServer
 
 KEYS = [c.key for c in STREAMVIBE.criteria]
 # the model approves candidates whose content says "good", asks for revision otherwise
@@ -25,8 +25,8 @@ HUMANS = {
 }
 
 
-def responder(body: dict) -> dict:
-    text = request_text(body)
+def responder(call: Call) -> dict:
+    text = call.prompt
     sid = next(s for s in MODEL_SAYS if f'"sid":"{s}"' in text)
     decision = MODEL_SAYS[sid]
     verdicts = {k: "met" for k in KEYS}
@@ -50,7 +50,7 @@ def test_gemini_review_then_audit_from_the_cli(tmp_path: Path, monkeypatch) -> N
     cands.write_text("".join(json.dumps({"sample_id": s, "version": 1, "task_type": "I",
                                          "content": {"sid": s, "instruction": "Tell me when."},
                                          "media": []}) + "\n" for s in MODEL_SAYS))
-    with GeminiStub(responder=responder) as stub:
+    with ProtocolServer(responder) as stub:
         rc = cli(["gemini-review", "--rubric", "streamvibe", "--candidates", str(cands),
                   "--model", "gemini-test", "--log-dir", str(tmp_path / "model-log"),
                   "--cache-dir", str(tmp_path / "cache"), "--base-url", stub.base_url])

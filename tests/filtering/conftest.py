@@ -107,7 +107,7 @@ def episodes() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def server() -> Iterator[ProtocolServer]:
-    with ProtocolServer(hang_s=2.0) as s:
+    with ProtocolServer() as s:
         yield s
 
 
@@ -121,19 +121,17 @@ def config_for(tmp_path: Path, server: ProtocolServer) -> Callable[..., dict[str
                 {"backend": "openai", "model": "oa-1", "base_url": server.openai_base_url},
                 {"backend": "gemini", "model": "gm-1", "base_url": server.base_url},
             ]
-        lf = {
-            "threshold": 0.25,
-            "unresolved_policy": "reject",
-            "cache_dir": str(tmp_path / "c"),
-            "progress": False,
-            "retry": {"max_attempts": 4, "base_delay_s": 0.01, "max_delay_s": 0.05},
-        }
+        lf = {"threshold": 0.25, "unresolved_policy": "reject", "progress": False}
         lf.update(leak)
         return {
             "leak_filter": lf,
-            "backends": {
-                "openai": {"concurrency": 4, "timeout_s": 1.0},
-                "gemini": {"concurrency": 4, "timeout_s": 1.0},
+            "models": {
+                "cache_dir": str(tmp_path / "c"),
+                "retry": {"max_attempts": 4, "base_delay_s": 0.01, "max_delay_s": 0.05},
+                "limits": {
+                    "openai": {"concurrency": 4, "timeout_s": 1.0},
+                    "gemini": {"concurrency": 4, "timeout_s": 1.0},
+                },
             },
             "probes": probes,
         }

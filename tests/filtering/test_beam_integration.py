@@ -22,16 +22,14 @@ def test_leak_filter_inside_beam_batches(tmp_path: Path, server: ProtocolServer)
     episodes = [make_episode(f"b{i}") for i in range(7)]
     leaky = {episodes[0]["id"], episodes[3]["id"]}
     by_prompt = {ep["first_turn_prompt"]: ep for ep in episodes}
-    server.set_answers(lambda m, p, i: letter_of(by_prompt[p], "cat") if by_prompt[p]["id"] in leaky else "C")
+    server.answer = lambda c: (letter_of(by_prompt[c.prompt], "cat") if by_prompt[c.prompt]["id"] in leaky
+                               else "C")
     cfg_path = tmp_path / "probes.yaml"
     cfg_path.write_text(
         yaml.safe_dump(
             {
-                "leak_filter": {
-                    "unresolved_policy": "reject",
-                    "cache_dir": str(tmp_path / "cache"),
-                    "progress": False,
-                },
+                "leak_filter": {"unresolved_policy": "reject", "progress": False},
+                "models": {"cache_dir": str(tmp_path / "cache")},
                 "probes": [
                     {"backend": "openai", "model": "oa-1", "base_url": server.openai_base_url},
                     {"backend": "gemini", "model": "gm-1", "base_url": server.base_url},
@@ -52,6 +50,9 @@ def test_leak_filter_inside_beam_batches(tmp_path: Path, server: ProtocolServer)
             for ep in batch:
                 decision, _, _ = self.lf.decide(results[ep["id"]])
                 yield ep["id"], self.lf.route(decision)
+
+        def teardown(self) -> None:
+            self.lf.close()
 
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
         out = (

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from clients import ClientConfigError
 from filtering.leak import LeakFilter, LeakFilterConfig
 from filtering.probes import ProbeConfigError
 from tests.filtering.conftest import letter_of, make_episode
-from tests.support.protocol_server import ProtocolServer
+from tests.support.protocol_server import Call, EmptyBody, Hang, ProtocolServer, RawBody, Reply, Status
 
 Build = Callable[..., dict[str, Any]]
 
@@ -25,9 +26,9 @@ def by_prompt(episodes: list[dict[str, Any]], plan: dict[str, dict[str, str]]):
     """Answer function: model → {episode id → category text}, answered by its letter."""
     eps = {ep["first_turn_prompt"]: ep for ep in episodes}
 
-    def answer(model: str, prompt: str, image: bytes) -> str:
-        ep = next(e for p, e in eps.items() if prompt.startswith(p))
-        choice = plan.get(model, {}).get(ep["id"], "dog")
+    def answer(call: Call) -> str:
+        ep = next(e for p, e in eps.items() if call.prompt.startswith(p))
+        choice = plan.get(call.model, {}).get(ep["id"], "dog")
         return letter_of(ep, choice)
 
     return answer
@@ -68,7 +69,7 @@ def test_answers_parsed_and_leak_decided(
     server: ProtocolServer, config_for: Build, episodes: list[dict[str, Any]]
 ) -> None:
     leaky, clean = episodes[0]["id"], episodes[1]["id"]
-    server.set_answers(by_prompt(episodes, {"oa-1": {leaky: "cat"}, "gm-1": {leaky: "cat"}}))
+    server.answer = by_prompt(episodes, {"oa-1": {leaky: "cat"}, "gm-1": {leaky: "cat"}})
     lf = LeakFilter(LeakFilterConfig.from_dict(config_for()))
     out = lf.probe(episodes[:2])
     assert [r["correct"] for r in out[leaky]] == [True, True]
@@ -82,12 +83,16 @@ def test_answers_parsed_and_leak_decided(
     assert usage["oa-1"]["prompt_tokens"] > 0 and usage["gm-1"]["completion_tokens"] == 2
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "503", "timeout", "malformed", "empty"])
+FAULTS = {"429": Status(429), "500": Status(500), "503": Status(503), "timeout": Hang(2.0),
+          "malformed": RawBody(), "empty": EmptyBody()}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
 def test_transient_faults_are_retried(server: ProtocolServer, config_for: Build, fault: str) -> None:
     ep = make_episode("f")
-    server.set_answers(lambda m, p, i: "D")
-    server.push_faults("oa-1", fault, fault)
-    server.push_faults("gm-1", fault)
+    server.answer = lambda call: "D"
+    server.push(FAULTS[fault], FAULTS[fault], model="oa-1")
+    server.push(FAULTS[fault], model="gm-1")
     lf = LeakFilter(LeakFilterConfig.from_dict(config_for()))
     rows = lf.probe([ep])[ep["id"]]
     assert [r["status"] for r in rows] == ["answered", "answered"]
@@ -102,8 +107,8 @@ def test_exhausted_retries_mark_failed_not_wrong(
     server: ProtocolServer, config_for: Build, tmp_path: Path
 ) -> None:
     ep = make_episode("x")
-    server.set_answers(lambda m, p, i: "D")
-    server.push_faults("oa-1", *["500"] * 4)  # max_attempts = 4
+    server.answer = lambda call: "D"
+    server.push(*[Status(500)] * 4, model="oa-1")  # max_attempts = 4
     cfg = config_for(min_answering_models=2)
     lf = LeakFilter(LeakFilterConfig.from_dict(cfg))
     rows = lf.probe([ep])[ep["id"]]
@@ -131,7 +136,7 @@ def test_exhausted_retries_mark_failed_not_wrong(
 
 def test_wrong_letter_is_an_answer_not_a_failure(server: ProtocolServer, config_for: Build) -> None:
     ep = make_episode("w")
-    server.push_faults("gm-1", "wrong_letter")
+    server.push(Reply("Z"), model="gm-1")
     rows = LeakFilter(LeakFilterConfig.from_dict(config_for())).probe([ep])[ep["id"]]
     assert rows[1] == {
         "model": "gm-1",
@@ -198,7 +203,7 @@ def test_api_key_from_env_reaches_server_and_missing_key_errors(
     assert {r.api_key for r in server.requests} == {"sekret-123"}
     assert "sekret" not in json.dumps(lf.describe())
     monkeypatch.delenv("BF_TEST_KEY")
-    with pytest.raises(ProbeConfigError, match="BF_TEST_KEY is not set"):
+    with pytest.raises(ClientConfigError, match="BF_TEST_KEY is not set"):
         LeakFilter(LeakFilterConfig.from_dict(cfg)).probe([make_episode("k2")])
 
 
@@ -208,7 +213,7 @@ def test_rate_limit_spaces_requests(
     import time
 
     cfg = config_for(probes=[{"backend": "openai", "model": "oa-1", "base_url": server.openai_base_url}])
-    cfg["backends"]["openai"].update({"concurrency": 8, "requests_per_second": 20})
+    cfg["models"]["limits"]["openai"].update({"concurrency": 8, "requests_per_second": 20})
     t0 = time.monotonic()
     LeakFilter(LeakFilterConfig.from_dict(cfg)).probe(episodes)
     assert time.monotonic() - t0 >= (len(episodes) - 1) / 20 * 0.95
@@ -259,7 +264,8 @@ def test_precomputed_jsonl_and_parquet(tmp_path: Path, episodes: list[dict[str, 
 def test_clip_probe_scores_categories(tiny_clip: str, tmp_path: Path, episodes: list[dict[str, Any]]) -> None:
     cfg = LeakFilterConfig.from_dict(
         {
-            "leak_filter": {"unresolved_policy": "keep", "progress": False, "cache_dir": str(tmp_path / "c")},
+            "leak_filter": {"unresolved_policy": "keep", "progress": False},
+            "models": {"cache_dir": str(tmp_path / "c")},
             "probes": [
                 {
                     "backend": "clip",

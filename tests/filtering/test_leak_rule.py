@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from clients import ClientConfigError
 from filtering.leak import LeakFilter, LeakFilterConfig, leaks
 from filtering.probes import ProbeConfigError
 
@@ -112,7 +113,7 @@ def test_config_errors_name_the_entry(tmp_path: Path) -> None:
                 "probes": [{"backend": "openai", "model": "m", "api_key": "sk-secret"}],
             }
         )
-    with pytest.raises(ProbeConfigError, match=r"probes\[1\]: backend must be one of"):
+    with pytest.raises(ProbeConfigError, match=r"probes\[1\]\.backend: must be one of"):
         LeakFilterConfig.from_dict(
             {
                 "leak_filter": {"unresolved_policy": "keep"},
@@ -126,8 +127,12 @@ def test_config_errors_name_the_entry(tmp_path: Path) -> None:
                 "probes": [{"backend": "openai", "model": "m"}, {"backend": "gemini", "model": "m"}],
             }
         )
-    with pytest.raises(ProbeConfigError, match="backends.openai: .*'concurency'"):
-        LeakFilterConfig.from_dict({"backends": {"openai": {"concurency": 3}}})
+    with pytest.raises(ClientConfigError, match=r"models\.limits\.openai: unknown keys \['concurency'\]"):
+        LeakFilterConfig.from_dict({"models": {"limits": {"openai": {"concurency": 3}}}})
+    with pytest.raises(ProbeConfigError, match="backends: moved to models.limits"):
+        LeakFilterConfig.from_dict({"backends": {"openai": {"concurrency": 3}}})
+    with pytest.raises(ProbeConfigError, match="leak_filter.cache_dir: moved to models.cache_dir"):
+        LeakFilterConfig.from_dict({"leak_filter": {"cache_dir": ".cache/probes"}})
     with pytest.raises(ProbeConfigError, match="does not exist"):
         LeakFilterConfig.from_yaml(str(tmp_path / "missing.yaml"))
 
@@ -137,4 +142,4 @@ def test_example_config_parses() -> None:
     cfg = LeakFilterConfig.from_yaml(str(root / "configs" / "probes.example.yaml"))
     assert cfg.threshold == 0.25 and cfg.unresolved_policy in ("keep", "filter", "reject")
     assert {p.backend for p in cfg.probes} == {"openai", "gemini", "precomputed", "clip"}
-    assert cfg.limits["openai"].concurrency >= 1
+    assert cfg.models.limits["openai"].concurrency >= 1 and cfg.models.cache_dir == ".cache/probes"

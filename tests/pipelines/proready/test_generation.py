@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from clients import Outcome
 from pipelines.proready.generation import (
     FrameVerdict,
     GenerationConfig,
@@ -24,6 +25,7 @@ from pipelines.proready.generation import (
     video_frames,
     vlm_windows,
 )
+from pipelines.proready.models import model_settings
 from pipelines.proready.sources import VideoSource
 from tests.support.frames import decode_all, which_frame
 
@@ -60,11 +62,15 @@ def test_evidence_start_is_not_pulled_early(tree) -> None:
     path, pts, pixels = tree
 
     class HandSpotter:  # the vlm: judges only what the frame shows
-        def ask_json(self, requests, model):
-            seen = [which_frame(r.images[0], pixels) >= HAND for r in requests]
-            return [FrameVerdict(answer_inferable=s, cue_visible=s) for s in seen]
+        name = "hand-spotter"
 
-    cfg = GenerationConfig(evidence="vlm_framewise", vlm={"backend": "openai", "model": "m"},
+        def ask_many(self, requests):
+            seen = [which_frame(r.images[0], pixels) >= HAND for r in requests]
+            return [Outcome("answered", parsed=FrameVerdict(answer_inferable=s, cue_visible=s))
+                    for s in seen]
+
+    models = model_settings({"vlm": {"backend": "openai", "model": "m"}}, "test", Path.cwd())
+    cfg = GenerationConfig(evidence="vlm_framewise", models=models,
                            prompts=load_prompts(), pad_s=2.0, dwell_frames=2)
     turn = {"task_type": "crr", "question": "What will cover the tree?", "answer": "a hand",
             "ask_time_s": 18.0, "coarse_start_s": 22.0, "coarse_end_s": 27.0}

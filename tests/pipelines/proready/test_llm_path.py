@@ -19,13 +19,14 @@ import yaml
 
 from pipelines.proready.build import run
 from tests.pipelines.proready.conftest import write_corpus
-from tests.support.protocol_server import ProtocolServer
+from tests.support.protocol_server import Call, ProtocolServer, RawBody, Status
 
 VLM, LLM = "qwen2-vl-test", "qwen2-test"
 
 
 def responder(qa_answer: dict[str, Any] | str):
-    def answer(model: str, prompt: str, image: bytes) -> str:
+    def answer(call: Call) -> str:
+        prompt, image = call.prompt, call.image
         if prompt.startswith("Summarize"):
             return json.dumps({"summary": "A tree; later a hand sweeps in front of it."})
         if "dense caption" in prompt:
@@ -57,12 +58,12 @@ def _config(tmp: Path, server: ProtocolServer) -> Path:
     cfg = yaml.safe_load((Path(__file__).resolve().parents[3] / "configs" / "proready.yaml").read_text())
     cfg["generation"].update(method="llm", segment_s=10, summary_interval_s=15)
     cfg["evidence"]["method"] = "vlm_framewise"
-    retry = {"max_attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.02}
     cfg["models"] = {
-        "vlm": {"backend": "openai", "model": VLM, "base_url": server.openai_base_url, "retry": retry},
-        "llm": {"backend": "gemini", "model": LLM, "base_url": server.base_url, "retry": retry},
+        "cache_dir": str(tmp / "model-cache"),
+        "retry": {"max_attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.02},
+        "vlm": {"backend": "openai", "model": VLM, "base_url": server.openai_base_url},
+        "llm": {"backend": "gemini", "model": LLM, "base_url": server.base_url},
     }
-    cfg["cache_dir"] = str(tmp / "model-cache")
     path = tmp / "proready.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -77,8 +78,8 @@ def tree_corpus(tmp_path: Path, media: Path, demo_manifest: dict[str, Any]) -> P
 
 def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -> None:
     with ProtocolServer() as server:
-        server.set_answers(responder(QA))
-        server.push_faults(VLM, "500", "malformed")  # retried by filtering.probes._run_one
+        server.answer = responder(QA)
+        server.push(Status(500), RawBody(), model=VLM)  # retried by the client layer
         cfg = _config(tmp_path, server)
         review = run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o")])
         # 3 captions (10 s segments of 29.6 s), 2 summaries, 1 QA, 7 + 4 frame checks, 2 retries
@@ -108,7 +109,7 @@ def _candidates(review: Path) -> list[dict]:
 
 def test_malformed_model_output_is_rejected_with_a_reason(tree_corpus: Path, tmp_path: Path) -> None:
     with ProtocolServer() as server:
-        server.set_answers(responder('{"turns": [{"task_type": "ctd", "question": "q"}]}'))
+        server.answer = responder('{"turns": [{"task_type": "ctd", "question": "q"}]}')
         review = run(["--config", str(_config(tmp_path, server)), "--raw-dir", str(tree_corpus),
                       "--out", str(tmp_path / "o")])
     state = json.loads((review / "status.json").read_text())
@@ -123,7 +124,7 @@ def test_evidence_never_inferable_is_filtered_with_frame_verdicts(tree_corpus: P
     qa = {"turns": [dict(QA["turns"][0], question="Follow-up phrased question that never resolves",
                          evidence_start_s=15, evidence_end_s=20)]}
     with ProtocolServer() as server:
-        server.set_answers(responder(qa))
+        server.answer = responder(qa)
         review = run(["--config", str(_config(tmp_path, server)), "--raw-dir", str(tree_corpus),
                       "--out", str(tmp_path / "o")])
     (f,) = pq.read_table(review / "filtered").to_pylist()
@@ -138,12 +139,12 @@ def test_evidence_never_inferable_is_filtered_with_frame_verdicts(tree_corpus: P
 def test_template_questions_with_framewise_vlm_windows(tree_corpus: Path, tmp_path: Path) -> None:
     """Offline questions, VLM-refined windows: SSR's step-transition rule clamps t_s, follow-ups
     are asked once the answer they build on appeared."""
-    def answer(model: str, prompt: str, image: bytes) -> str:
-        t = int(re.search(r"frame at t=(\d+)s", prompt).group(1))
+    def answer(call: Call) -> str:
+        t = int(re.search(r"frame at t=(\d+)s", call.prompt).group(1))
         return json.dumps({"answer_inferable": t >= 26, "cue_visible": t <= 28})
 
     with ProtocolServer() as server:
-        server.set_answers(answer)
+        server.answer = answer
         cfg = _config(tmp_path, server)
         data = yaml.safe_load(cfg.read_text())
         data["generation"]["method"] = "template"
@@ -160,7 +161,7 @@ def test_template_questions_with_framewise_vlm_windows(tree_corpus: Path, tmp_pa
 def test_follow_up_without_a_valid_reference_is_rejected(tree_corpus: Path, tmp_path: Path) -> None:
     qa = {"turns": [QA["turns"][0], dict(QA["turns"][1], refers_to=5)]}
     with ProtocolServer() as server:
-        server.set_answers(responder(qa))
+        server.answer = responder(qa)
         review = run(["--config", str(_config(tmp_path, server)), "--raw-dir", str(tree_corpus),
                       "--out", str(tmp_path / "o")])
     (rej,) = pq.read_table(review / "rejected").to_pylist()

@@ -140,16 +140,15 @@ def test_data_quality_suite_catches_non_future_dependent_rows(tmp_path: Path) ->
 
 
 def test_verifiability_inside_vs_outside_through_the_real_client() -> None:
-    from filtering.probes import ProbeSpec
+    from clients import ModelClient, ModelSpec
     from pipelines.proready.generation import load_prompts
-    from pipelines.proready.models import ModelClient
 
     frames = {"v": {s: b"\xff\xd8\xff" + bytes([s]) * 16 for s in range(30)}}
     items = [_item("v.a"), _item("v.b", ask=4.0, t_s=20.0, t_e=25.0)]
     with ProtocolServer() as server:
         # the model verifies an answer only from frames at or after 12 s
-        server.set_answers(
-            lambda m, p, img: json.dumps({"verifiable": int(p.split("from ")[1].split("s")[0]) >= 12}))
-        client = ModelClient(ProbeSpec("openai", "judge", base_url=server.openai_base_url), None)
+        server.answer = lambda c: json.dumps(
+            {"verifiable": int(c.prompt.split("from ")[1].split("s")[0]) >= 12})
+        client = ModelClient(ModelSpec("openai", "judge", base_url=server.openai_base_url))
         rep = verifiability_report(items, frames, client, load_prompts()["verify"])
     assert (rep["inside"], rep["outside"], rep["n_inside"], rep["n_outside"]) == (1.0, 0.0, 2, 2)

@@ -1,5 +1,5 @@
 """The Gemini candidate generator through the real google-genai client against a local server
-speaking the generateContent protocol (tests/support/gemini_server.py) — StreamVibe §3.3.
+speaking the generateContent protocol (tests/support/protocol_server.py) — StreamVibe §3.3.
 
 Checked: the request (1 FPS frames with their time labels, the versioned prompt as system
 instruction, the JSON response schema, the API key header), retries on 429 and on a malformed
@@ -21,7 +21,7 @@ import yaml
 
 from pipelines.streamvibe.build import run
 from tests.pipelines.streamvibe.conftest import ROOT
-from tests.support.gemini_server import GeminiStub, MalformedText, Status, inline_parts, request_text
+from tests.support.protocol_server import Call, ProtocolServer, Reply, Status
 
 KEY = "test-key-not-a-secret"
 
@@ -39,8 +39,8 @@ def _answer(subtype: str, start: float, text: str) -> dict:
     }
 
 
-def responder(body: dict) -> dict:
-    sub = re.search(r"^Subtype (\w+) ", request_text(body), re.M).group(1)
+def responder(call: Call) -> dict:
+    sub = re.search(r"^Subtype (\w+) ", call.prompt, re.M).group(1)
     if sub == "I":
         return _answer("I", 24.0, "A hand appears in front of the camera.")
     if sub == "P":
@@ -64,8 +64,10 @@ def tree_corpus(demo_raw: Path, tmp_path: Path) -> Path:
 def _config(tmp_path: Path, base_url: str) -> Path:
     cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
     cfg["generator"] = "gemini"
-    cfg["gemini"].update(base_url=base_url, cache_dir=str(tmp_path / "cache"), max_attempts=3,
-                         base_delay_s=0.01, max_delay_s=0.05, timeout_s=20)
+    cfg["models"]["generator"]["base_url"] = base_url
+    cfg["models"].update(cache_dir=str(tmp_path / "cache"),
+                         retry={"max_attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.05},
+                         limits={"gemini": {"concurrency": 4, "timeout_s": 20}})
     path = tmp_path / "streamvibe.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -73,8 +75,8 @@ def _config(tmp_path: Path, base_url: str) -> Path:
 
 def test_gemini_candidates_through_the_real_client(tree_corpus, tmp_path, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    with GeminiStub(responder=responder) as stub:
-        stub.push(Status(429), MalformedText())  # the first two requests fail transiently
+    with ProtocolServer(responder) as stub:
+        stub.push(Status(429), Reply('{"intents": ['))  # the first two requests fail transiently
         cfg = _config(tmp_path, stub.base_url)
         args = ["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "out"),
                 "--no-review-media"]
@@ -84,13 +86,14 @@ def test_gemini_candidates_through_the_real_client(tree_corpus, tmp_path, monkey
         # 3 pairs: I ok, P answered but invalid, M malformed on every attempt (3) + 2 retried faults
         assert len(first) == 2 + 1 + 1 + 3
         body = first[-1].body
-        assert first[-1].headers["x-goog-api-key"] == KEY
+        assert first[-1].api_key == KEY
         assert "StreamVibe-Bench" in json.dumps(body["systemInstruction"])
         gen = body["generationConfig"]
         assert gen["responseMimeType"] == "application/json"
         assert "evidence" in json.dumps(gen.get("responseSchema") or gen.get("responseJsonSchema"))
-        assert len(inline_parts(body)) == 30  # tree.avi: 30 frames at 1 FPS over its real 29.6 s
-        assert "t=29s" in request_text(body) and "Video duration: 29.6 s" in request_text(body)
+        assert len(first[-1].images) == 30  # tree.avi: 30 frames at 1 FPS over its real 29.6 s
+        assert set(first[-1].mime_types) == {"image/jpeg"}
+        assert "t=29s" in first[-1].prompt and "Video duration: 29.6 s" in first[-1].prompt
 
         cands = [json.loads(x) for x in (state / "candidates.jsonl").read_text().splitlines()]
         assert [c["id"] for c in cands] == ["i/opencv-doc/tree/0"]
@@ -112,23 +115,36 @@ def test_gemini_candidates_through_the_real_client(tree_corpus, tmp_path, monkey
         run(args)
         assert len(stub.requests) - len(first) == 3
         again = stub.requests[len(first):]
-        assert all(re.search(r"^Subtype M ", request_text(r.body), re.M) for r in again)
+        assert all(re.search(r"^Subtype M ", r.prompt, re.M) for r in again)
         line = (state / "candidates.jsonl").read_text().splitlines()[0]
         assert line == json.dumps(c, sort_keys=True, ensure_ascii=False)
 
 
 def test_unusable_request_is_rejected_before_any_call(tmp_path):
-    from pipelines.streamvibe.gemini import GeminiGenerator
+    from pipelines.streamvibe.gemini import GeminiGenerator, gemini_settings
     from pipelines.streamvibe.sources import load_intent_specs
     from tests.pipelines.streamvibe.conftest import video_facts
 
     specs = load_intent_specs(str(ROOT / "configs" / "streamvibe" / "intents.yaml"))[1]
-    gen = GeminiGenerator(specs, 0, model="gemini-3.8-flash", base_url="http://127.0.0.1:9",
-                          prompt=str(ROOT / "configs" / "streamvibe" / "prompts" / "candidates_v1.txt"),
-                          cache_dir=str(tmp_path / "cache"))
+    models = {"cache_dir": str(tmp_path / "cache"),
+              "generator": {"backend": "gemini", "model": "gemini-3.8-flash", "base_url": "http://127.0.0.1:9"}}
+    gen = GeminiGenerator(specs, 0, gemini_settings({"models": models}, "test.yaml", ROOT))
     pair = {"id": "i/c/v/0", "subtype": "I", "collection": "c", "video_id": "v", "video": "videos/v.avi",
             "environment": "physical", "task_record": "tasks/v.json", "task": "t", "native": {},
             "request": {"subtype": "I"}, "request_index": 0}
     (out,) = gen.generate_many([(pair, video_facts())])
     assert (out.source_file, out.field) == ("tasks/v.json", "requests[0].slots.event")
-    assert gen.stats["requests"] == 0
+    assert gen.client.usage.requests == 0
+
+
+def test_gemini_generator_without_a_model_entry_stops_the_build(tmp_path):
+    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    del cfg["models"]["generator"]
+    path = tmp_path / "sv.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(SystemExit, match=r"sv\.yaml: models\.generator: generator gemini needs a model"):
+        run(["--config", str(path), "--raw-dir", str(tmp_path), "--generator", "gemini"])
+    cfg["models"]["generator"] = {"backend": "gemini", "model": "m", "temprature": 0}
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(SystemExit, match=r"sv\.yaml: models\.generator: unknown keys \['temprature'\]"):
+        run(["--config", str(path), "--raw-dir", str(tmp_path)])
