@@ -28,9 +28,10 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
-from filtering.leak import NOT_APPLIED_NOTICE
+from filtering.leak import NOT_APPLIED_NOTICE, LeakFilter
 
 
 def rule_min_correct(n: int, threshold: float = 0.25) -> int:
@@ -356,3 +357,32 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def release_leak_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Manifest entry of the leak filter, and its report in ``reports/`` (ProactiveBench App. 0.A.8:
+    kept/filtered per environment, first-turn accuracy before/after, the threshold's recall)."""
+    import pyarrow.parquet as pq
+
+    if not probes:
+        return {"applied": False, "probes_config": None}
+    lf = LeakFilter(probes, run_id=staging.name)
+    samples = []
+    for folder in ("data", "filtered"):
+        for shard in sorted((staging / folder).rglob("*.parquet")):
+            table = pq.read_table(shard, columns=["environment", "probe_results"]).to_pylist()
+            for row in table:
+                decision = lf.decide(row["probe_results"])[0]
+                samples.append({**row, "decision": decision, "route": lf.route(decision)})
+    rejected = pq.read_table(staging / "rejected").to_pylist()
+    samples += [{"environment": r["environment"], "route": "rejected", "decision": "unresolved",
+                 "probe_results": []} for r in rejected if r["stage"] == "leak_filter"]
+    report_p = float((cfg.get("leak_report") or {}).get("assumed_success_rate", 0.4))
+    paths = write_leak_report(
+        str(staging / "reports"), env_rows(samples), lf.pool, n=len(lf.pool), p=report_p,
+        threshold=lf.config.threshold,
+        per_model=per_model_accuracy(s["probe_results"] for s in samples), usage=lf.usage(),
+        applied=True,
+    )
+    return {**lf.describe(), "probes_config": probes,
+            "report": [Path(p).relative_to(staging).as_posix() for p in paths]}

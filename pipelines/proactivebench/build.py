@@ -12,15 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from exports.release import source_digest
+from filtering.report import release_leak_summary
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
-from pipelines.common.sources import ReaderConfig
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
-from pipelines.proactivebench.sources import READERS
+from pipelines.proactivebench.sources import make_readers
 from schemas.proactivebench import ENVIRONMENTS, EPISODE, FILTERED_EPISODE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +96,7 @@ class ProactiveBench(Benchmark):
             sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
         strategies = json.loads((build / "negatives.json").read_text())
         clip, probes = ctx.state["clip"], ctx.state["probes"]
-        leak = leak_filter_summary(ctx.staging, probes, ctx.config)
+        leak = release_leak_summary(ctx.staging, probes, ctx.config)
         miner = make_miner(clip).describe() if clip else None
         readers = ctx.state["readers"]
         return Finalized(
@@ -113,23 +111,6 @@ class ProactiveBench(Benchmark):
             # has no config (the counts table still lists it with kept = 0)
             configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
         )
-
-
-def make_readers(cfg: dict[str, Any], raw_dir: Path, overrides: dict[str, str]):
-    readers = {}
-    for env, spec in sorted(cfg["environments"].items()):
-        spec = dict(spec or {})
-        spec_path = spec.pop("path", env)
-        root = overrides.get(env) or str(raw_dir / spec_path)
-        per_class = spec.pop("per_class", None)
-        if not Path(root).exists() and "://" not in root:
-            raise SystemExit(
-                f"source directory for {env} not found: {root} — point RAW_DIR at the folder holding "
-                f"{spec_path}/, or this dataset elsewhere with {env.upper()}_DIR=/path (make) or "
-                f"--source {env}=/path (python -m pipelines.proactivebench)")
-        config = ReaderConfig(per_class=per_class, global_seed=int(cfg.get("global_seed", 0)), extra=spec)
-        readers[env] = READERS[env](root, config)
-    return readers
 
 
 def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict[str, Any] | None
@@ -148,36 +129,6 @@ def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict
             f"CLIP hard negatives were mined with RANDOM open_clip weights ({miner['model']}): they "
             "are not semantically similar categories (test / smoke configuration only).")
     return out
-
-
-def leak_filter_summary(staging: Path, probes: str | None, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Manifest entry of the leak filter, and its report in ``reports/`` (ProactiveBench App. 0.A.8:
-    kept/filtered per environment, first-turn accuracy before/after, the threshold's recall)."""
-    from filtering.leak import LeakFilter
-    from filtering.report import env_rows, per_model_accuracy, write_leak_report
-
-    if not probes:
-        return {"applied": False, "probes_config": None}
-    lf = LeakFilter(probes, run_id=staging.name)
-    samples = []
-    for folder in ("data", "filtered"):
-        for shard in sorted((staging / folder).rglob("*.parquet")):
-            table = pq.read_table(shard, columns=["environment", "probe_results"]).to_pylist()
-            for row in table:
-                decision = lf.decide(row["probe_results"])[0]
-                samples.append({**row, "decision": decision, "route": lf.route(decision)})
-    rejected = pq.read_table(staging / "rejected").to_pylist()
-    samples += [{"environment": r["environment"], "route": "rejected", "decision": "unresolved",
-                 "probe_results": []} for r in rejected if r["stage"] == "leak_filter"]
-    report_p = float((cfg.get("leak_report") or {}).get("assumed_success_rate", 0.4))
-    paths = write_leak_report(
-        str(staging / "reports"), env_rows(samples), lf.pool, n=len(lf.pool), p=report_p,
-        threshold=lf.config.threshold,
-        per_model=per_model_accuracy(s["probe_results"] for s in samples), usage=lf.usage(),
-        applied=True,
-    )
-    return {**lf.describe(), "probes_config": probes,
-            "report": [Path(p).relative_to(staging).as_posix() for p in paths]}
 
 
 PROACTIVEBENCH = ProactiveBench()

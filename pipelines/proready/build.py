@@ -25,36 +25,20 @@ from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
 from pipelines.common.sources import ReaderConfig
-from pipelines.proready.generation import ITEMS, GenerationConfig, load_prompts
-from pipelines.proready.models import model_settings
+from pipelines.proready.generation import ITEMS, GenerationConfig, generation_config
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
-from pipelines.proready.review import RUBRIC, number_corrections, read_rows, review_candidate
+from pipelines.proready.quality import verifiability
+from pipelines.proready.review import (
+    RUBRIC,
+    number_corrections,
+    read_rows,
+    review_candidate,
+    review_media,
+)
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
-from pipelines.proready.templates import TemplateConfig
 from schemas.proready import FILTERED_ITEM, ITEM, TASK_NAMES, TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def generation_config(cfg: dict[str, Any], cache_root: Path, source: str = "config") -> GenerationConfig:
-    gen, ev = dict(cfg["generation"]), dict(cfg["evidence"])
-    try:
-        return GenerationConfig(
-            method=gen.get("method", "template"),
-            template=TemplateConfig(**(gen.get("template") or {})),
-            segment_s=float(gen.get("segment_s", 30)),
-            frames_per_segment=int(gen.get("frames_per_segment", 8)),
-            summary_interval_s=float(gen.get("summary_interval_s", 180)),
-            max_followups=int(gen.get("max_followups", 2)),
-            evidence=ev.get("method", "native_cue"),
-            pad_s=float(ev.get("pad_s", 2)),
-            dwell_frames=int(ev.get("dwell_frames", 2)),
-            frame_max_side=int(ev.get("frame_max_side", 448)),
-            models=model_settings(cfg.get("models"), source, cache_root),
-            prompts=load_prompts(cache_root / cfg.get("prompts_dir", "configs/proready")),
-        )
-    except (TypeError, ValueError) as exc:
-        raise SystemExit(f"bad generation/evidence config: {exc}") from exc
 
 
 class ProReady(Benchmark):
@@ -224,47 +208,6 @@ class ProReady(Benchmark):
             configs={t: f"data/{t}" for t in TASK_TYPES if per_task[t]},
             summary_lines=[f"per task: {per_task}  review states: {review_states}"],
         )
-
-
-def verifiability(kept: list[dict[str, Any]], gcfg: GenerationConfig, source_root: Path) -> dict[str, Any]:
-    """Can a VLM answer each released question from the frames of its evidence window alone?"""
-    from pipelines.proready.generation import video_frames
-    from pipelines.proready.quality import verifiability_report
-    from pipelines.proready.sources import VideoSource
-
-    client = gcfg.models.client("vlm", label="vlm-verify")
-    frames = {}
-    for item in kept:
-        if item["video_id"] not in frames:
-            v = VideoSource(item["video_id"], item["video_file"], str(source_root / item["video_file"]),
-                            item["video_sha256"], item["video_duration_s"], item["video_fps"],
-                            item["source"], "", {}, (), (), ())
-            frames[item["video_id"]] = video_frames(v, gcfg.frame_max_side)
-    return verifiability_report(kept, frames, client, gcfg.prompts["verify"])
-
-
-def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: str, kind: str
-                 ) -> tuple[dict[str, str], str | None]:
-    """Video id → media path for the review tasks, and the media root they are relative to
-    (None: the state's ``media/`` folder, where ``folder`` goes).
-
-    ``source``: the source videos as they are (fine when they are H.264 mp4 / webm). ``webm`` /
-    ``mp4``: a browser-playable copy per video under ``media/proready/`` (docs/label_studio.md:
-    browsers do not play mp4v/AVI, the review UI would spin forever), transcoded with
-    :func:`core.media.video.transcode_for_browser`, which keeps the real timeline so the
-    reviewers' timestamps are the source's."""
-    videos = {c["video_id"]: c["video_file"] for c in candidates}
-    if kind == "source":
-        return videos, source_root
-    if kind not in ("webm", "mp4"):
-        raise SystemExit(f"review media must be source, webm or mp4, got {kind!r}")
-    from core.media.video import transcode_for_browser
-
-    out = {}
-    for vid, rel in sorted(videos.items()):
-        out[vid] = f"{BENCHMARK}/{vid}.{kind}"
-        transcode_for_browser(Path(source_root) / rel, folder / out[vid], source_file=rel)
-    return out, None
 
 
 def ars_tau(items: list[dict[str, Any]]) -> float | None:

@@ -43,7 +43,7 @@ from clients import ModelClient, ModelsConfig, ModelSpec, Request
 from core.errors import BadInput, Rejection
 from core.media.video import causal_frames
 from pipelines.proready.evidence import refine_window, validate_item
-from pipelines.proready.models import ask_json
+from pipelines.proready.models import ask_json, model_settings
 from pipelines.proready.review import content_hash
 from pipelines.proready.sources import BENCHMARK, Span, VideoSource
 from pipelines.proready.templates import TemplateConfig, ask_before, item_id, template_candidates
@@ -391,3 +391,26 @@ def build_video(video: VideoSource, cfg: GenerationConfig, clients: dict[str, Mo
         except BadInput as err:
             res.rejected.append(_reject(err, "evidence", iid))
     return res
+
+
+def generation_config(cfg: dict[str, Any], cache_root: Path, source: str = "config") -> GenerationConfig:
+    """The generation / evidence / models sections of a ProReady config; a bad value stops the
+    build naming it."""
+    gen, ev = dict(cfg["generation"]), dict(cfg["evidence"])
+    try:
+        return GenerationConfig(
+            method=gen.get("method", "template"),
+            template=TemplateConfig(**(gen.get("template") or {})),
+            segment_s=float(gen.get("segment_s", 30)),
+            frames_per_segment=int(gen.get("frames_per_segment", 8)),
+            summary_interval_s=float(gen.get("summary_interval_s", 180)),
+            max_followups=int(gen.get("max_followups", 2)),
+            evidence=ev.get("method", "native_cue"),
+            pad_s=float(ev.get("pad_s", 2)),
+            dwell_frames=int(ev.get("dwell_frames", 2)),
+            frame_max_side=int(ev.get("frame_max_side", 448)),
+            models=model_settings(cfg.get("models"), source, cache_root),
+            prompts=load_prompts(cache_root / cfg.get("prompts_dir", "configs/proready")),
+        )
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"bad generation/evidence config: {exc}") from exc

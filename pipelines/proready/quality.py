@@ -23,7 +23,7 @@ import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import BaseModel
@@ -34,6 +34,9 @@ from exports.quality import Suite
 from pipelines.proready.evidence import temporal_iou
 from pipelines.proready.models import ask_json
 from schemas.proready import TASK_TYPES
+
+if TYPE_CHECKING:
+    from pipelines.proready.generation import GenerationConfig
 
 PAPER_IOU = 0.85
 PAPER_VERIFIABILITY = (0.35, 0.82)
@@ -241,3 +244,19 @@ def window_report(items: list[dict[str, Any]], out_dir: Path) -> dict[str, Any]:
         plt.close(fig)
     return summary
 
+
+def verifiability(kept: list[dict[str, Any]], gcfg: GenerationConfig, source_root: Path) -> dict[str, Any]:
+    """Can a VLM answer each released question from the frames of its evidence window alone?"""
+    from pipelines.proready.generation import video_frames
+    from pipelines.proready.quality import verifiability_report
+    from pipelines.proready.sources import VideoSource
+
+    client = gcfg.models.client("vlm", label="vlm-verify")
+    frames = {}
+    for item in kept:
+        if item["video_id"] not in frames:
+            v = VideoSource(item["video_id"], item["video_file"], str(source_root / item["video_file"]),
+                            item["video_sha256"], item["video_duration_s"], item["video_fps"],
+                            item["source"], "", {}, (), (), ())
+            frames[item["video_id"]] = video_frames(v, gcfg.frame_max_side)
+    return verifiability_report(kept, frames, client, gcfg.prompts["verify"])

@@ -160,3 +160,27 @@ def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: in
                 "objections": [list(o) for o in s.objections]}
     return False, dict(item, filter_name=state, filter_reason=why,
                        filter_evidence=json.dumps(evidence, sort_keys=True)), s
+
+
+def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: str, kind: str
+                 ) -> tuple[dict[str, str], str | None]:
+    """Video id → media path for the review tasks, and the media root they are relative to
+    (None: the state's ``media/`` folder, where ``folder`` goes).
+
+    ``source``: the source videos as they are (fine when they are H.264 mp4 / webm). ``webm`` /
+    ``mp4``: a browser-playable copy per video under ``media/proready/`` (docs/label_studio.md:
+    browsers do not play mp4v/AVI, the review UI would spin forever), transcoded with
+    :func:`core.media.video.transcode_for_browser`, which keeps the real timeline so the
+    reviewers' timestamps are the source's."""
+    videos = {c["video_id"]: c["video_file"] for c in candidates}
+    if kind == "source":
+        return videos, source_root
+    if kind not in ("webm", "mp4"):
+        raise SystemExit(f"review media must be source, webm or mp4, got {kind!r}")
+    from core.media.video import transcode_for_browser
+
+    out = {}
+    for vid, rel in sorted(videos.items()):
+        out[vid] = f"{BENCHMARK}/{vid}.{kind}"
+        transcode_for_browser(Path(source_root) / rel, folder / out[vid], source_file=rel)
+    return out, None
