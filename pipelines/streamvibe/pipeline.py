@@ -147,8 +147,7 @@ class GenerateCandidates(beam.DoFn):
                 continue
             cand["negative_probes"] = negative_probes(
                 cand, seed=self.cfg.seed, per_sample=int(neg.get("per_sample", 4)),
-                min_distance=float(neg.get("min_distance", 2)),
-                max_distance=float(neg.get("max_distance", 8)))
+                tau_s=float(neg.get("tau_s", 2)), max_distance=float(neg.get("max_distance", 8)))
             yield cand
 
 

@@ -12,8 +12,10 @@ What must hold in every release (StreamVibe §3.1, App. B.2, Table 15; design.md
 * **allocation**: no subtype above its target; per subtype ``inputs = kept + filtered +
   rejected`` and kept = rows released; **ids unique** over the whole release (read as one batch:
   a per-file batch would miss a duplicate spanning two files, design.md §Environment);
-* negative probes outside every window, point counts per intent (I = 1, R ≥ 2), pointwise labels
-  agreeing with the probe type and every pointwise row joining a released sample.
+* negative probes strictly farther than the largest supported tolerance τ from every window (else
+  one response could be a true positive and a probe hit at once), point counts per intent (I = 1,
+  R ≥ 2), pointwise labels agreeing with the probe type and every pointwise row joining a
+  released sample.
 
 great_expectations' core expectations do not work on list columns (design.md §Environment), so each structural
 rule is a derived boolean column checked with ``ExpectColumnValuesToBeInSet([True])``.
@@ -65,8 +67,8 @@ def _causal_ok(r: dict[str, Any]) -> bool:
     return all(p["start"] >= avail[p["intent_id"]] - EPS for p in r["evidence"])
 
 
-def _negatives_ok(r: dict[str, Any]) -> bool:
-    return all(not (p["start"] - EPS <= n["t"] <= p["end"] + EPS)
+def _negatives_beyond(r: dict[str, Any], tau: float) -> bool:
+    return all(not (p["start"] - tau - EPS <= n["t"] <= p["end"] + tau + EPS)
                for n in r["negative_probes"] for p in r["evidence"])
 
 
@@ -85,7 +87,7 @@ def _history_ok(r: dict[str, Any]) -> bool:
 
 
 def derived_frames(samples: pd.DataFrame, pointwise: pd.DataFrame, targets: dict[str, int],
-                   counts: dict[str, dict[str, int]]) -> dict[str, pd.DataFrame]:
+                   counts: dict[str, dict[str, int]], tau: float) -> dict[str, pd.DataFrame]:
     """The batches the suite checks (list columns walked in Python into boolean columns)."""
     recs = samples.drop(columns=["frames"], errors="ignore").to_dict("records")
     per = Counter(r["subtype"] for r in recs)
@@ -95,7 +97,7 @@ def derived_frames(samples: pd.DataFrame, pointwise: pd.DataFrame, targets: dict
         "windows_ordered": [_windows_ok(r) for r in recs],
         "windows_inside_video": [_inside_ok(r) for r in recs],
         "causal": [_causal_ok(r) for r in recs],
-        "negatives_outside_windows": [_negatives_ok(r) for r in recs],
+        "negatives_beyond_tau": [_negatives_beyond(r, tau) for r in recs],
         "points_per_intent": [_points_ok(r) for r in recs],
         "within_allocation": [per[r["subtype"]] <= targets.get(r["subtype"], 0) for r in recs],
     }, columns=["id", "subtype", *BOOL_COLUMNS["samples"]])
@@ -113,7 +115,7 @@ def derived_frames(samples: pd.DataFrame, pointwise: pd.DataFrame, targets: dict
 
 
 BOOL_COLUMNS = {
-    "samples": ("windows_ordered", "windows_inside_video", "causal", "negatives_outside_windows",
+    "samples": ("windows_ordered", "windows_inside_video", "causal", "negatives_beyond_tau",
                 "points_per_intent", "within_allocation"),
     "pointwise": ("label_matches_probe", "history_causal"),
     "counts": ("inputs_accounted", "kept_equals_rows"),
@@ -144,10 +146,12 @@ def read_release(release: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return read("data"), read("pointwise")
 
 
-def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]]) -> list[Suite]:
-    """The samples, pointwise and counts batches of a (staged) release."""
+def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]],
+           tau: float) -> list[Suite]:
+    """The samples, pointwise and counts batches of a (staged) release; ``tau`` is the largest
+    tolerance the release supports (manifest ``fpr_near``)."""
     samples, pointwise = read_release(release)
-    frames = derived_frames(samples, pointwise, targets, counts)
+    frames = derived_frames(samples, pointwise, targets, counts, tau)
     ids = sorted(frames["samples"]["id"])
     return [Suite(f"streamvibe_{name}", frame, _expectations(name, ids), "id")
             for name, frame in frames.items()]

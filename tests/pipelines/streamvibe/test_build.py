@@ -92,6 +92,13 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     assert manifest["quality"]["success"] is True
     assert manifest["allocation"]["R"] == {"target": 200, "released": 2, "shortfall": 198}
     assert manifest["allocation"]["G"]["shortfall"] == 500
+    # FPR_near probes lie farther than the largest supported τ from every window (App. A.1, B.5)
+    assert manifest["fpr_near"] == {"tolerances_s": [0.0, 1.0, 2.0], "probes_farther_than_s": 2.0,
+                                    "probes_within_s": 8.0}
+    assert "τ ∈ {0, 1, 2} s (any τ ≤ 2 s)" in (final / "README.md").read_text()
+    probes = [n for f in sorted((final / "data").rglob("*.parquet"))
+              for r in pq.read_table(f).to_pylist() for n in r["negative_probes"]]
+    assert len(probes) == 36 and min(n["distance"] for n in probes) > 2.0
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
     assert "needs_correction" in filtered[0]["filter_reason"]
