@@ -198,9 +198,9 @@ def _video_key_of(c: dict[str, Any]) -> str:
 def _serialize(key, grouped):
     videos = [v for v in grouped["video"] if not isinstance(v, VideoFailure)]
     for cand in grouped["cand"]:
-        video = videos[0]
-        yield "sample", sample_record(cand, video, cand.get("review", []))
-        for row in pointwise_records(cand, len(video.frames)):
+        sample = sample_record(cand, videos[0], cand.get("review", []))
+        yield "sample", sample
+        for row in pointwise_records(sample):
             yield "pointwise", row
 
 

