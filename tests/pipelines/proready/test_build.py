@@ -132,7 +132,11 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     hf = str(tmp_path / "hf-cache")
     ssr = datasets.load_dataset(str(final), "ssr", split="test", cache_dir=hf)
     assert ssr[0]["id"] == "tree.ssr-chain-1" and ssr[0]["approvals"] == ["r1", "r2", "r3", "r4"]
-    assert [t["dependency"] for t in ssr[0]["turns"]] == ["none", "local", "global"]
+    assert [t["dependency"] for t in ssr[0]["gold_turns"]] == ["none", "local", "global"]
+    # model input apart from gold: the three questions with their ask times, nothing else
+    assert [(q["turn_index"], q["ask_time_s"]) for q in ssr[0]["questions"]] == [(0, 23.0), (1, 25.0),
+                                                                                  (2, 26.0)]
+    assert manifest["schema"] == {"record": "proready_item", "version": "2.0.0"}
     assert len(datasets.load_dataset(str(final), "all", split="test", cache_dir=hf)) == 9
 
 

@@ -82,7 +82,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     assert manifest["review"]["states"] == {"approved": 4}
     released = {x["id"]: x for x in pq.read_table(final / "data").to_pylist()}
     assert released["tree.ctd-0"]["version"] == 2
-    assert released["tree.ctd-0"]["turns"][0]["t_e"] == 27.5
-    assert released["tree.ctd-0"]["turns"][0]["evidence_method"] == "human"
+    assert released["tree.ctd-0"]["gold_turns"][0]["t_e"] == 27.5
+    assert released["tree.ctd-0"]["gold_turns"][0]["evidence_method"] == "human"
     assert all(x["approvals"] == ["r1", "r2", "r3", "r4"] for x in released.values())
     assert {x["review_round"] for x in released.values()} == {"e2e-r1"}
