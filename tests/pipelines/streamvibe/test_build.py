@@ -42,7 +42,7 @@ def _rejections(d: Path) -> list[dict]:
 def test_pending_review_state_without_release(pending: Path):
     status = json.loads((pending / "status.json").read_text())
     assert status["state"] == "pending_review"
-    assert not (pending.parents[1] / "1.0.0").exists()  # no release, no fake approval
+    assert not (pending.parents[1] / "2.0.0").exists()  # no release, no fake approval
     for st, (inputs, rejected) in DEMO.items():
         c = status["counts"][st]
         assert (c["inputs"], c["rejected"], c["pending"], c["kept"]) == (
