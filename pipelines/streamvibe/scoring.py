@@ -67,9 +67,9 @@ reasonable reader could choose otherwise:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Anchor = Literal["window", "preferred"]
 MatchRule = Literal["earliest_deadline", "earliest_start"]
@@ -90,6 +90,7 @@ __all__ = [
     "TimingCounts",
     "aggregate",
     "content_scores",
+    "evidence_points",
     "fpr_near_pointwise",
     "fpr_near_trajectory",
     "match_chronological",
@@ -133,6 +134,14 @@ class EvidencePoint:
                 raise ValueError(f"evidence {self.id!r}: anchor='preferred' needs a preferred time")
             return self.preferred - tau, self.preferred + tau
         raise ValueError(f"anchor must be 'window' or 'preferred', got {anchor!r}")
+
+
+def evidence_points(sample: Mapping[str, Any]) -> list[EvidencePoint]:
+    """The evidence points of a released trajectory sample (its ``gold_evidence``), with intent
+    ids and the proactive flag the content metrics need (module doc, choice 5)."""
+    return [EvidencePoint(p["start"], p["end"], preferred=p["preferred"], reference=p["response"],
+                          intent=p["intent_id"], id=p["id"], proactive=p["proactive"])
+            for p in sample["gold_evidence"]]
 
 
 @dataclass(frozen=True)

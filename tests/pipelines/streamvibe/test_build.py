@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.streamvibe.build import run
 from pipelines.streamvibe.review import assign_version, candidate_hash, gate, update_ledger
+from pipelines.streamvibe.scoring import evidence_points
 from pipelines.streamvibe.validate import validate_candidate
 from tests.pipelines.streamvibe.conftest import approvals, candidate, write_jsonl
 
@@ -113,11 +114,20 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     assert all(s["active_intents"] == (["i1"] if s["t"] < 40 else ["i2"]) for s in rv["steps"])
     assert [u["text"] for s in rv["steps"] for u in s["new_turns"]] == [
         u["text"] for u in rv["gold_user_turns"]]
+    # scoring reads the gold annotation with its proactive flags: IT's immediate answer is reactive
+    it = pq.read_table(final / "data" / "it").to_pylist()[0]
+    assert [(g.id, g.intent) for g in evidence_points(it) if not g.proactive] == [("e3", "i2")]
     tree = pq.read_table(final / "data" / "p").to_pylist()
     assert {r["source_video_id"]: (r["header_frames"], r["decodable_frames"], len(r["frames"]))
             for r in tree}["tree"] == (444, 68, 30)
     assert "G" not in [c["config_name"] for c in _configs(final)] and "pointwise" in [
         c["config_name"] for c in _configs(final)]
+    # datasets loads the stream and the gold columns (nested turns inside steps included)
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    import datasets
+
+    ds = datasets.load_dataset(str(final), "rv", split="test", cache_dir=str(tmp_path / "hf"))
+    assert ds[0]["steps"][40]["new_turns"][0]["kind"] == "revise" and "gold_evidence" in ds.column_names
     # rebuild: byte-identical Parquet (design.md §Conventions)
     again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--decisions", str(log)])
     assert _digests(final) == _digests(again)
