@@ -104,7 +104,7 @@ NEGATIVE_PROBE = StructOf((
     Field("t", "float64", "Probe time (an integer second, outside every window)."),
     Field("probe_type", "string", f"One of {', '.join(PROBE_TYPES)} (relative to the nearest window)."),
     Field("nearest_evidence", "string", "Id of the evidence point whose window is nearest."),
-    Field("distance", "float64", "Seconds to that window's nearest edge."),
+    Field("distance", "float64", "Seconds to that window's nearest edge (> the largest supported τ)."),
 ))
 
 STEP = StructOf((

@@ -57,7 +57,7 @@ def _inside_ok(r: dict[str, Any]) -> bool:
 
 def _causal_ok(r: dict[str, Any]) -> bool:
     times, pts = list(r["frame_times"]), list(r["frame_pts"])
-    seen: list[int] = []
+    seen: list[dict[str, Any]] = []
     for st in r["steps"]:
         t, f = st["t"], st["frame"]
         if times[f] > t + EPS or (pts[f] > t + EPS and not (t == 0 and f == 0)):
