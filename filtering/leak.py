@@ -10,8 +10,10 @@ This module turns that sentence into an auditable procedure:
 - every probe sees exactly the episode's first state (image, prompt, option order; hint per
   config) and its answer is parsed like the official environment (``filtering.parsing``);
 - each model's raw answer and correctness is kept per sample (``probe_results``, PROBE_RESULT);
-- a model that failed after bounded retries is *failed*, not wrong: the rate is
-  correct / answering models;
+- the rate is correct / the whole pool, as App. 0.A.8 defines it ("considering all evaluated
+  MLLMs": 6 of 22): a model that failed after bounded retries did not answer correctly. With
+  ``denominator: answering`` the rate is correct / answering models instead (a failure is then
+  neither right nor wrong) — an explicit, recorded deviation for pools with unreliable members;
 - a sample with fewer answering models than ``min_answering_models`` is *unresolved* and routed
   by the explicit ``unresolved_policy`` (keep | filter | reject) — never silently kept;
 - with no probes configured, nothing is filtered and :meth:`LeakFilter.describe` says loudly
@@ -46,6 +48,7 @@ from filtering.probes import ClipProbe, LocalProbe, Probe, ProbeConfigError, loa
 
 DECISIONS = ("keep", "filter", "unresolved")
 UNRESOLVED_POLICIES = ("keep", "filter", "reject")
+DENOMINATORS = ("pool", "answering")
 NOT_APPLIED_NOTICE = (
     "**The leak filter was NOT applied**: no probe models were configured, so samples that "
     "can be answered from the first frame (ProactiveBench §3.3, App. 0.A.8) were not removed."
@@ -62,6 +65,7 @@ class LeakFilterConfig:
 
     probes: tuple[Probe, ...] = ()
     threshold: float = 0.25
+    denominator: str = "pool"  # pool (App. 0.A.8) | answering
     min_answering_models: int = 1
     unresolved_policy: str | None = None
     hint: bool = False
@@ -91,6 +95,10 @@ class LeakFilterConfig:
         threshold = float(lf.pop("threshold", 0.25))
         if not 0 < threshold <= 1:
             raise ProbeConfigError(f"{source}: leak_filter.threshold must be in (0, 1]")
+        denominator = lf.pop("denominator", "pool")
+        if denominator not in DENOMINATORS:
+            raise ProbeConfigError(f"{source}: leak_filter.denominator must be one of {DENOMINATORS}, "
+                                   f"got {denominator!r}")
         min_ans = lf.pop("min_answering_models", None)
         if min_ans is None:
             min_ans = max(1, math.ceil(len(probes) / 2))
@@ -104,6 +112,7 @@ class LeakFilterConfig:
         cfg = LeakFilterConfig(
             probes=probes,
             threshold=threshold,
+            denominator=denominator,
             min_answering_models=int(min_ans),
             unresolved_policy=policy,
             hint=bool(lf.pop("hint", False)),
@@ -130,9 +139,9 @@ class LeakFilterConfig:
         return LeakFilterConfig.from_dict(raw, source=path)
 
 
-def leaks(correct: int, answering: int, threshold: float) -> bool:
-    """correct / answering ≥ threshold, in exact arithmetic (6/22 ≥ 0.25; 1/4 ≥ 0.25)."""
-    return answering > 0 and Fraction(correct, answering) >= Fraction(str(threshold))
+def leaks(correct: int, out_of: int, threshold: float) -> bool:
+    """correct / out_of ≥ threshold, in exact arithmetic (6/22 ≥ 0.25; 1/4 ≥ 0.25)."""
+    return out_of > 0 and Fraction(correct, out_of) >= Fraction(str(threshold))
 
 
 class LeakFilter:
@@ -174,8 +183,9 @@ class LeakFilter:
         cfg = self.config
         out: dict[str, Any] = {
             "applied": self.applied,
-            "rule": "filter if correct / answering models >= threshold (ProactiveBench App. 0.A.8)",
+            "rule": f"filter if correct / {cfg.denominator} >= threshold (ProactiveBench App. 0.A.8)",
             "threshold": cfg.threshold,
+            "denominator": cfg.denominator,
             "min_answering_models": cfg.min_answering_models,
             "unresolved_policy": cfg.unresolved_policy,
             "hint": cfg.hint,
@@ -321,9 +331,12 @@ class LeakFilter:
         answering = [r for r in probe_results if r["status"] == "answered"]
         failed = sorted(r["model"] for r in probe_results if r["status"] != "answered")
         correct = sum(1 for r in answering if r["correct"])
+        out_of = len(probe_results) if cfg.denominator == "pool" else len(answering)
         evidence = {
-            "rule": "correct / answering >= threshold",
+            "rule": f"correct / {cfg.denominator} >= threshold",
             "threshold": cfg.threshold,
+            "denominator": cfg.denominator,
+            "out_of": out_of,
             "answering": len(answering),
             "correct": correct,
             "failed_models": failed,
@@ -343,14 +356,10 @@ class LeakFilter:
                 f"(minimum {cfg.min_answering_models}); policy: {cfg.unresolved_policy}",
                 ev,
             )
-        if leaks(correct, len(answering), cfg.threshold):
-            return (
-                "filter",
-                f"first-turn leak: {correct}/{len(answering)} answering models correct "
-                f"(>= {cfg.threshold:g})",
-                ev,
-            )
-        return ("keep", f"{correct}/{len(answering)} answering models correct (< {cfg.threshold:g})", ev)
+        who = "probe models" if cfg.denominator == "pool" else "answering models"
+        if leaks(correct, out_of, cfg.threshold):
+            return "filter", f"first-turn leak: {correct}/{out_of} {who} correct (>= {cfg.threshold:g})", ev
+        return "keep", f"{correct}/{out_of} {who} correct (< {cfg.threshold:g})", ev
 
     def route(self, decision: str) -> str:
         """Where a decision sends the sample: kept | filtered | rejected (design.md §Conventions)."""

@@ -3,7 +3,7 @@
     benchforge build proactivebench --raw-dir demo_corpus [--out out] [Beam options…]
     benchforge build streamvibe --raw-dir demo_corpus [--decisions <decision log>]
     benchforge build proready --raw-dir demo_corpus [--decisions <decision log>] [--corrections …]
-    benchforge check out/proactivebench/1.0.0            # any benchmark's release
+    benchforge check out/proactivebench/2.0.0            # any benchmark's release
     benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
 

@@ -6,16 +6,32 @@ intervention window, a preferred time, and a gold response". Each intent i_j "be
 the agent at time τ_j" (§3.1) and Dynamic samples "additionally retain the active intent
 transition, making superseded and newly valid constraints distinguishable" (App. B.2).
 
+What a model may see, and what it may not. At step t the policy "accesses only
+c_t = ⟨V≤t, I≤t, H<t⟩ […] without access to future video or user inputs" (§3.1), and "at time t,
+the record exposes only frames and user turns available by t" (App. B.2). So every released
+record keeps three kinds of field apart, by name:
+
+* the **stream** — what a model is given, one decision step at a time: ``frames`` /
+  ``frame_times`` / ``frame_pts`` and ``steps[t]`` (the frame on screen at t, the user turns that
+  arrived by t *with their text*, and the intents those turns have made valid). Every stream field
+  at t is computed from the record truncated at t, and the release's quality suite proves it
+  (``pipelines/streamvibe/causality.py``);
+* **gold** — every ``gold_*`` field: the annotation of the whole video (all intents, turns,
+  transitions, evidence windows and responses, negative probes, the task description). It holds
+  the future and is for scoring and analysis only, never model input;
+* **provenance** — ids, source, hashes, review record: neither.
+
 Three record types, one definition each (the Arrow / HF / JSON Schema views derive from them):
 
-* :data:`SAMPLE` — the *trajectory* sample: the causal 1 FPS stream (frames with their sampling
-  time and decoded presentation time, and per decision step what has arrived by then) plus every
-  annotation and the provenance App. B.2 asks for (source collection, video id, duration,
-  subtype, requests, windows, gold responses, review record, negative-probe type).
-* :data:`POINTWISE` — one decision timestamp of the Pointwise setting (§3.5): a positive at an
-  evidence point or a designated nearby negative, with the *gold history* up to that time.
-* :data:`CANDIDATE` fields are the same annotation fields without frames; candidates travel as
-  JSON between generation, review and release (see ``pipelines/streamvibe/candidates.py``).
+* :data:`SAMPLE` — the *trajectory* sample: the causal 1 FPS stream plus the gold annotation and
+  the provenance App. B.2 asks for (source collection, video id, duration, subtype, requests,
+  windows, gold responses, review record, negative-probe type).
+* :data:`POINTWISE` — one decision timestamp of the Pointwise setting (§3.5): what the model sees
+  at t under *Gold History* (``history``, ``active_intents``, ``frames_visible``) and the
+  ``gold_*`` label (respond or not, which point, the reference response).
+* Candidates (before release) carry the annotation fields under their plain names
+  (:data:`ANNOTATION_FIELDS`) and travel as JSON between generation, review and release
+  (``pipelines/streamvibe/candidates.py``); the release renames them with :func:`gold_name`.
 """
 
 from __future__ import annotations
@@ -88,14 +104,17 @@ NEGATIVE_PROBE = StructOf((
     Field("t", "float64", "Probe time (an integer second, outside every window)."),
     Field("probe_type", "string", f"One of {', '.join(PROBE_TYPES)} (relative to the nearest window)."),
     Field("nearest_evidence", "string", "Id of the evidence point whose window is nearest."),
-    Field("distance", "float64", "Seconds to that window's nearest edge."),
+    Field("distance", "float64", "Seconds to that window's nearest edge (> the largest supported τ)."),
 ))
 
 STEP = StructOf((
     Field("t", "float64", "Decision time (integer seconds, 1 FPS)."),
     Field("frame", "int32", "Index into `frames` shown at t (the latest frame sampled at or before t)."),
-    Field("new_turns", ListOf("int32"), "Indices into `user_turns` arriving in (t-1, t]."),
-    Field("active_intents", ListOf("string"), "𝒜_t: intents valid by t and not yet fulfilled (sorted)."),
+    Field("new_turns", ListOf(USER_TURN),
+          "User turns arriving in (previous step, t] (all turns ≤ t at the first step), with their text."),
+    Field("active_intents", ListOf("string"),
+          "Intents valid at t by the user turns up to t: opened and not superseded (sorted). Never "
+          "depends on evidence: whether a point is covered is the policy's own history."),
 ))
 
 REVIEW = StructOf((
@@ -106,7 +125,7 @@ REVIEW = StructOf((
     Field("created_at", "string", "ISO-8601 time of the decision."),
 ))
 
-_ANNOTATION_FIELDS = (
+PROVENANCE_FIELDS = (
     Field("id", "string", "Sample id: '<subtype>/<collection>/<video id>/<request index>'."),
     Field("subtype", "string", f"One of {', '.join(SUBTYPES)} (Table 15)."),
     Field("category", "string", "explicit / implicit / dynamic."),
@@ -118,13 +137,6 @@ _ANNOTATION_FIELDS = (
     Field("duration_s", "float64", "Real decodable duration (last decoded pts + one frame period)."),
     Field("header_frames", "int32", "Frame count the container header claims (may lie)."),
     Field("decodable_frames", "int32", "Frames that actually decode."),
-    Field("task", "string", "Task description from the task record."),
-    Field("initial_instruction", "string", "The first user turn's text."),
-    Field("intents", ListOf(INTENT), "Intents with availability and closing times."),
-    Field("user_turns", ListOf(USER_TURN), "Timestamped user turns in time order."),
-    Field("transitions", ListOf(TRANSITION), "Active-intent transitions (one per user turn)."),
-    Field("evidence", ListOf(EVIDENCE), "Evidence points in time order."),
-    Field("negative_probes", ListOf(NEGATIVE_PROBE), "Designated nearby negatives (FPR_near)."),
     Field("generator", "string", "rule, or gemini:<model> — who proposed the candidate."),
     Field("prompt_version", "string", "Prompt file version for model candidates ('' for rule)."),
     Field("fixes", ListOf("string"), "Unambiguous corrections applied by validation."),
@@ -132,15 +144,40 @@ _ANNOTATION_FIELDS = (
     Field("content_hash", "string", "sha256 of the reviewed candidate content."),
 )
 
+# The annotation as candidates carry it; released under gold_<name> (module doc).
+ANNOTATION_FIELDS = (
+    Field("task", "string", "Task description from the task record (may describe what happens later)."),
+    Field("initial_instruction", "string", "The first user turn's text."),
+    Field("intents", ListOf(INTENT), "Intents with availability and closing times."),
+    Field("user_turns", ListOf(USER_TURN), "Every timestamped user turn of the sample, in time order."),
+    Field("transitions", ListOf(TRANSITION), "Active-intent transitions (one per user turn)."),
+    Field("evidence", ListOf(EVIDENCE), "Evidence points in time order."),
+    Field("negative_probes", ListOf(NEGATIVE_PROBE), "Designated nearby negatives (FPR_near)."),
+)
+GOLD_PREFIX = "gold_"
+
+
+def gold_name(name: str) -> str:
+    """Released name of an annotation field: ``evidence`` → ``gold_evidence``."""
+    return GOLD_PREFIX + name
+
+
+def _gold(f: Field) -> Field:
+    return Field(gold_name(f.name), f.kind, f"Gold, never model input (it holds the future). {f.doc}")
+
+
+STREAM_FIELDS = (
+    Field("frames", ListOf(IMAGE), "1 FPS frames (JPEG); frames[k] is sampled at frame_times[k]."),
+    Field("frame_times", ListOf("float64"), "Sampling time of each frame (k seconds)."),
+    Field("frame_pts", ListOf("float64"), "Presentation time of the decoded frame (≤ its time)."),
+    Field("steps", ListOf(STEP), "Causal stream: per second, the frame, turns and valid intents at t."),
+)
+
 SAMPLE = RecordSchema(
     name="streamvibe_sample",
-    version="1.0.0",
-    doc="A StreamVibe-Bench trajectory sample: causal 1 FPS stream + intents + evidence points.",
-    fields=_ANNOTATION_FIELDS + (
-        Field("frames", ListOf(IMAGE), "1 FPS frames (JPEG); frames[k] is sampled at frame_times[k]."),
-        Field("frame_times", ListOf("float64"), "Sampling time of each frame (k seconds)."),
-        Field("frame_pts", ListOf("float64"), "Presentation time of the decoded frame (≤ its time)."),
-        Field("steps", ListOf(STEP), "Causal stream: per second, the frame and turns available by t."),
+    version="2.0.0",
+    doc="A StreamVibe-Bench trajectory sample: causal 1 FPS stream, gold annotation (gold_*), provenance.",
+    fields=PROVENANCE_FIELDS + STREAM_FIELDS + tuple(_gold(f) for f in ANNOTATION_FIELDS) + (
         Field("review", ListOf(REVIEW), "Review record of the approved version (App. B.2)."),
     ),
 )
@@ -154,20 +191,21 @@ HISTORY_ITEM = StructOf((
 
 POINTWISE = RecordSchema(
     name="streamvibe_pointwise",
-    version="1.0.0",
-    doc="One Pointwise decision timestamp with gold history (§3.5).",
+    version="2.0.0",
+    doc="One Pointwise decision timestamp (§3.5): model input under Gold History, and the gold label.",
     fields=(
-        Field("id", "string", "'<sample id>@<t>'."),
+        Field("id", "string", "'<sample id>@<t>' (+ '#<evidence id>' for a positive)."),
         Field("sample_id", "string", "Trajectory sample this probe belongs to (joins `SAMPLE.id`)."),
         Field("subtype", "string", "Subtype of the sample."),
         Field("t", "float64", "Decision time (integer seconds)."),
         Field("frames_visible", "int32", "Frames of the sample's stream visible at t (frames[:n])."),
-        Field("should_respond", "bool", "True at a positive (inside an evidence window)."),
-        Field("probe_type", "string", "positive / near_before / near_after / between."),
-        Field("evidence_id", "string", "Evidence point of a positive ('' for negatives)."),
-        Field("gold_response", "string", "Reference response of a positive ('' for negatives)."),
-        Field("active_intents", ListOf("string"), "Active intents at t."),
-        Field("gold_history", ListOf(HISTORY_ITEM), "User turns ≤ t and gold responses before t."),
+        Field("active_intents", ListOf("string"), "Intents valid at t by the user turns up to t."),
+        Field("history", ListOf(HISTORY_ITEM),
+              "Gold History (§3.5): user turns ≤ t and the gold responses of points decided before t."),
+        Field("gold_should_respond", "bool", "Gold label: True at a positive (an evidence point)."),
+        Field("gold_probe_type", "string", "Gold label: positive / near_before / near_after / between."),
+        Field("gold_evidence_id", "string", "Gold: evidence point of a positive ('' for negatives)."),
+        Field("gold_response", "string", "Gold: reference response of a positive ('' for negatives)."),
     ),
 )
 

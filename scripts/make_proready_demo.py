@@ -14,7 +14,7 @@ approve, and the bikes shot-cut count is rejected by one reviewer (a cut is an e
 an event in the scene). This exercises corrections, versioning and exclusion — it is not a review.
 
     python scripts/make_proready_demo.py corpus --out demo_corpus
-    python scripts/make_proready_demo.py decisions --review out/proready/review/1.0.0 \
+    python scripts/make_proready_demo.py decisions --review out/proready/review/2.0.0 \
         --out demo_corpus/proready/review
 """
 

@@ -13,15 +13,17 @@ import json
 import sys
 from pathlib import Path
 
+from tests.support.demo import DemoReleases
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
-def test_demo_releases_have_the_recorded_bytes(videos: Path, tmp_path: Path) -> None:
+def test_demo_releases_have_the_recorded_bytes(demo_releases: DemoReleases) -> None:
     import demo_fingerprint
 
     expected = json.loads((ROOT / "tests" / "fixtures" / "demo_fingerprint.json").read_text())
-    actual = demo_fingerprint.build_all(tmp_path.resolve())
+    actual = demo_releases.fingerprints
     assert demo_fingerprint.differences(expected, actual) == []
     assert sum(len(files) for files in actual.values()) == sum(len(f) for f in expected.values())
     assert any(rel.endswith(".parquet") for rel in actual["streamvibe"])

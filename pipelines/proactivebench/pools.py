@@ -14,7 +14,11 @@ are copied from the paper and from the official ``environment.py``, because the 
 evaluator matches some of them *verbatim*:
 
 * ``ChangeItEnvironment`` removes ``"Rewind the video."`` by exact string and the wait option by
-  the substring ``"Wait for the"`` (capital W);
+  the substring ``"Wait for the"`` (capital W). Its comment ("either action or object") hints
+  that the authors' data had per-question-type wait texts, but the evaluator needs only that
+  prefix, so ChangeIt uses the paper's "Wait for the occlusion to disappear." (App. 0.A.6: the
+  valid suggestions are "wait for the occlusion to disappear, and rewind the video", and so
+  reads its example prompt);
 * ``COCO2014Environment`` removes ``"Move the camera to the left."``, ``"... to the right."``,
   ``"Move the camera up."``, ``"Move the camera down."`` and ``"Move farther from the object."``
   by exact string. (The paper's App. 0.A.7 example says "Move the camera left." — that text
@@ -121,11 +125,7 @@ ROD_REFERENCE_PROMPT = "What type of object is in the image?"
 
 # -- fixed proactive option texts (verbatim where the official evaluator matches them) ---------
 REWIND = "Rewind the video."
-WAIT_OCCLUSION = "Wait for the occlusion to disappear."  # VSOD, App. 0.A.2
-WAIT_CHANGEIT = {  # ChangeIt: "Wait for the" prefix is what the official class looks for
-    "object": "Wait for the object to appear.",
-    "action": "Wait for the action to happen.",
-}
+WAIT_OCCLUSION = "Wait for the occlusion to disappear."  # VSOD App. 0.A.2 and ChangeIt App. 0.A.6
 COCO_OPTIONS = {
     "up": "Move the camera up.",
     "down": "Move the camera down.",
@@ -482,11 +482,8 @@ def proactive_options(
         obj = _occluding_object(metadata)
         out = [(f"Move the {obj} to the left.", "proactive", "left"),
                (f"Move the {obj} to the right.", "proactive", "right")]
-    elif environment == "vsod":  # App. 0.A.2
+    elif environment in ("vsod", "changeit"):  # App. 0.A.2, 0.A.6: the same two suggestions
         out = [(REWIND, "proactive", "rewind"), (WAIT_OCCLUSION, "proactive", "forward")]
-    elif environment == "changeit":  # App. 0.A.6
-        kind = _meta(metadata, "question_type", "changeit", tuple(WAIT_CHANGEIT))
-        out = [(REWIND, "proactive", "rewind"), (WAIT_CHANGEIT[kind], "proactive", "forward")]
     elif environment == "mvpn":  # App. 0.A.3: one of 11
         out = [(rng.choice(MVPN_POOL), "proactive", "rotate")]
     elif environment == "quickdraw":  # App. 0.A.5: one of 13
@@ -546,8 +543,7 @@ def oeg_valid_suggestions(environment: str, metadata: dict) -> list[str]:
     if environment == "quickdraw":
         return ["Add more details to the drawing"]
     if environment == "changeit":
-        kind = _meta(metadata, "question_type", "changeit", tuple(WAIT_CHANGEIT))
-        return [WAIT_CHANGEIT[kind].rstrip("."), REWIND.rstrip(".")]
+        return [WAIT_OCCLUSION.rstrip("."), REWIND.rstrip(".")]
     return ["Move the camera", "Move farther from the object"]
 
 

@@ -56,14 +56,24 @@ correct answers tend to be well timed; we report it too as ``ARSResult.acc_e_joi
 
 No answer (t_a is ``None``) scores ARS 0 and counts as incorrect: never answering is infinitely
 late (lim LP = 0).
+
+τ is one number per release
+---------------------------
+τ is "the median evidence duration" (§4.3), a scale "consistent" across videos (App. B.2). A
+median taken over whatever subset is being scored would give each task, split or filtered set
+its own scale, and the same answer a different score. So :func:`score` takes τ explicitly: the
+release records the median over all its turns as ``ars_tau_s`` in ``manifest.json``
+(:func:`release_tau` reads it), and every subset is scored with that value.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from core.errors import BadInput
@@ -78,6 +88,7 @@ __all__ = [
     "early_penalty",
     "late_penalty",
     "median_evidence_duration",
+    "release_tau",
     "score",
     "softmax",
     "softmin",
@@ -204,7 +215,8 @@ def _window(turn: Turn, q: Question, k: int, p: ARSParams) -> tuple[float, float
 
 
 def median_evidence_duration(questions: Sequence[Question], params: ARSParams | None = None) -> float:
-    """τ: median of |t_e − t_s| over every turn of the evaluation set (StreamReady §4.3)."""
+    """τ: median of |t_e − t_s| over every turn of a whole release (StreamReady §4.3); the build
+    records it in the manifest — never call it on the subset being scored (module doc)."""
     p = params or ARSParams()
     durations = [
         abs(e - s) for q in questions for k, t in enumerate(q.turns) for s, e in [_window(t, q, k, p)]
@@ -247,13 +259,20 @@ class ARSResult:
     per_question: list[tuple[str, float, float]] = field(default_factory=list)
 
 
-def score(
-    questions: Sequence[Question], *, tau: float | None = None, params: ARSParams | None = None
-) -> ARSResult:
-    """ARS, Acc and effective accuracy over ``questions`` (Eq. 9, per-turn averaging).
+def release_tau(release: str | Path) -> float:
+    """The release's τ (``ars_tau_s`` in its ``manifest.json``), to pass to :func:`score`."""
+    manifest = json.loads((Path(release) / "manifest.json").read_text())
+    tau = manifest.get("ars_tau_s")
+    if tau is None:
+        raise ValueError(f"{release}/manifest.json has no ars_tau_s: not a ProReady-QA release")
+    return float(tau)
 
-    ``tau`` defaults to the median evidence duration of these questions; pass the full
-    benchmark's τ when scoring a subset so the subset scores stay comparable.
+
+def score(
+    questions: Sequence[Question], *, tau: float, params: ARSParams | None = None
+) -> ARSResult:
+    """ARS, Acc and effective accuracy over ``questions`` (Eq. 9, per-turn averaging) at the
+    release's τ (:func:`release_tau`), whether ``questions`` is the release or a subset of it.
     """
     p = params or ARSParams()
     if not questions:
@@ -261,7 +280,7 @@ def score(
     for q in questions:
         if not q.turns:
             raise BadInput(q.source_file or "<scoring input>", "turns", "question has no turns", item_id=q.id)
-    t = median_evidence_duration(questions, p) if tau is None else float(tau)
+    t = float(tau)
     if not (math.isfinite(t) and t >= 0):
         raise ValueError(f"tau must be a finite number >= 0, got {tau}")
     per: list[tuple[str, float, float]] = []

@@ -28,6 +28,7 @@ from pipelines.common.sources import ReaderConfig
 from pipelines.proready.generation import ITEMS, GenerationConfig, generation_config
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.quality import verifiability
+from pipelines.proready.release import reviewed_item
 from pipelines.proready.review import (
     RUBRIC,
     number_corrections,
@@ -36,7 +37,7 @@ from pipelines.proready.review import (
     review_media,
 )
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
-from schemas.proready import FILTERED_ITEM, ITEM, TASK_NAMES, TASK_TYPES
+from schemas.proready import FILTERED_ITEM, RELEASED_ITEM, TASK_NAMES, TASK_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,8 +53,10 @@ class ProReady(Benchmark):
         "by all four reviewers on the released version are included. Built by benchforge.")
     usage = ("import datasets\n"
              "ds = datasets.load_dataset('/abs/path/to/this/release', 'ssr', split='test')\n"
-             "ds[0]['turns'][0]['t_s']  # configs: ssr, rec, crr, ctd, gsd, plus 'all'")
-    schema = ITEM
+             "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
+             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: ssr, rec, crr, ctd, gsd, all\n"
+             "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])")
+    schema = RELEASED_ITEM
     filtered_schema = FILTERED_ITEM
     default_config = REPO / "configs" / "proready.yaml"
     group_label = "unit"
@@ -162,8 +165,8 @@ class ProReady(Benchmark):
                  files: list[dict[str, Any]]) -> Finalized:
         from pipelines.proready.quality import iou_report, iou_sample, window_report, write_qc
 
-        kept = sorted(pq.read_table(ctx.staging / "data").to_pylist() if counts[ITEMS]["kept"] else [],
-                      key=lambda i: i["id"])
+        kept = sorted((reviewed_item(r) for r in pq.read_table(ctx.staging / "data").to_pylist())
+                      if counts[ITEMS]["kept"] else [], key=lambda i: i["id"])
         if not kept:
             raise ReleaseError("no item is approved by all reviewers on its latest version: nothing "
                                "to release (see the review states in the decision log)")

@@ -37,9 +37,10 @@ from pipelines.common.transforms import (
 )
 from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ROLES
+from pipelines.proready.release import release_record
 from pipelines.proready.review import apply_corrections, decide
 from pipelines.proready.sources import VIDEOS, ProReadyReader
-from schemas.proready import FILTERED_ITEM, ITEM
+from schemas.proready import FILTERED_ITEM, RELEASED_ITEM
 
 FILTERED = "filtered"
 COUNTS = "counts"
@@ -159,8 +160,9 @@ def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig
         rejected.append(gated[REJECTED])
         filtered.append(gated[FILTERED])
         gated[STATUS] | "WriteReviewStates" >> WriteJson(f"{cfg.staging}/_build/review.json")
-        files = [gated.kept | "WriteKept" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"data/{r['task_type']}", ITEM, "test")]
+        files = [gated.kept | "ReleaseRecords" >> beam.Map(release_record)
+                 | "WriteKept" >> WriteShardedParquet(
+                     cfg.staging, lambda r: f"data/{r['task_type']}", RELEASED_ITEM, "test")]
     files += [
         tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
             cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED),

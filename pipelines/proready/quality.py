@@ -7,7 +7,9 @@ Two different questions, two tools:
   Core expectations
   do not work on list columns, so the per-turn invariants are derived boolean columns checked with
   ``ExpectColumnValuesToBeInSet([True])``: every turn asked before its evidence (future-dependent),
-  0 ≤ t_s ≤ t_e ≤ duration, follow-ups referencing an earlier turn, approved by the full panel.
+  0 ≤ t_s ≤ t_e ≤ duration, follow-ups referencing an earlier turn, approved by the full panel,
+  and **truncation invariance**: the model input (``questions``) at every t is what the item
+  truncated at t gives (:mod:`pipelines.proready.release`) — no answer, window or later turn in it.
 * **Are the windows reliable?** App. C "Quality Control": two annotators' windows on a sample of
   items agree with mean temporal IoU 0.85 (100 items), and model-based answer verifiability rises
   from 0.35 outside the windows to 0.82 inside. :func:`iou_report` computes the first from two
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from clients import ModelClient, Request
@@ -33,6 +36,7 @@ from core.seeding import rng_for
 from exports.quality import Suite
 from pipelines.proready.evidence import temporal_iou
 from pipelines.proready.models import ask_json
+from pipelines.proready.release import question_violations
 from schemas.proready import TASK_TYPES
 
 if TYPE_CHECKING:
@@ -48,33 +52,33 @@ class Verifiable(BaseModel):
     verifiable: bool
 
 
-def derived_columns(df: pd.DataFrame, panel_size: int) -> pd.DataFrame:
-    """Boolean per-row invariants over the ``turns`` list column (design.md §Environment GX advice)."""
-    def turns_ok(row: Any, check: Any) -> bool:
-        return all(check(t, row) for t in row["turns"])
+CHECKS = ("future_dependent", "window_inside_video", "follow_ups_reference_earlier",
+          "num_turns_matches", "approved_by_panel", "truncation_invariant")
 
-    out = pd.DataFrame({"id": df["id"], "task_type": df["task_type"], "version": df["version"]})
-    out["future_dependent"] = df.apply(
-        lambda r: turns_ok(r, lambda t, _: t["ask_time_s"] < t["t_s"]), axis=1)
-    out["window_inside_video"] = df.apply(
-        lambda r: turns_ok(r, lambda t, row: 0 <= t["t_s"] <= t["t_e"] <= row["video_duration_s"]), axis=1)
-    out["follow_ups_reference_earlier"] = df.apply(
-        lambda r: all((t["refers_to"] == -1) if k == 0 else (0 <= t["refers_to"] < k)
-                      for k, t in enumerate(r["turns"])), axis=1)
-    out["num_turns_matches"] = df.apply(lambda r: len(r["turns"]) == r["num_turns"] >= 1, axis=1)
-    out["approved_by_panel"] = df["approvals"].apply(lambda a: len(set(a)) >= panel_size)
-    return out
+
+def derived_columns(items: list[dict[str, Any]], panel_size: int) -> pd.DataFrame:
+    """Boolean per-item invariants over the turn lists (design.md §Environment GX advice)."""
+    def row(r: dict[str, Any]) -> dict[str, Any]:
+        turns = r["gold_turns"]
+        return {
+            "id": r["id"], "task_type": r["task_type"], "version": r["version"],
+            "future_dependent": all(t["ask_time_s"] < t["t_s"] for t in turns),
+            "window_inside_video": all(0 <= t["t_s"] <= t["t_e"] <= r["video_duration_s"] for t in turns),
+            "follow_ups_reference_earlier": all(
+                (t["refers_to"] == -1) if k == 0 else (0 <= t["refers_to"] < k) for k, t in enumerate(turns)),
+            "num_turns_matches": len(turns) == r["num_turns"] >= 1,
+            "approved_by_panel": len(set(r["approvals"])) >= panel_size,
+            "truncation_invariant": not question_violations(r),
+        }
+
+    return pd.DataFrame([row(r) for r in items], columns=["id", "task_type", "version", *CHECKS])
 
 
 def suites(release: Path, panel_size: int) -> list[Suite]:
     """The items batch (derived per-turn checks) of a (staged) release."""
     import great_expectations.expectations as gxe
 
-    files = sorted((release / "data").rglob("*.parquet"))
-    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else pd.DataFrame()
-    checks = derived_columns(df, panel_size) if len(df) else pd.DataFrame(
-        columns=["id", "task_type", "version", "future_dependent", "window_inside_video",
-                 "follow_ups_reference_earlier", "num_turns_matches", "approved_by_panel"])
+    items = [r for f in sorted((release / "data").rglob("*.parquet")) for r in pq.read_table(f).to_pylist()]
     expectations = [
         gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": "unique ids"}),
         gxe.ExpectColumnValuesToNotBeNull(column="id", meta={"check": "ids present"}),
@@ -83,9 +87,8 @@ def suites(release: Path, panel_size: int) -> list[Suite]:
         gxe.ExpectColumnValuesToBeBetween(column="version", min_value=1,
                                           meta={"check": "version ≥ 1"}),
     ] + [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True], meta={"check": c.replace("_", " ")})
-         for c in ("future_dependent", "window_inside_video", "follow_ups_reference_earlier",
-                   "num_turns_matches", "approved_by_panel")]
-    return [Suite("proready_items", checks, expectations, "id")]
+         for c in CHECKS]
+    return [Suite("proready_items", derived_columns(items, panel_size), expectations, "id")]
 
 
 # ----------------------------------------------------------------------------------- QC report

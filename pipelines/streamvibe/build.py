@@ -24,6 +24,7 @@ from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
 from pipelines.streamvibe.gemini import gemini_settings
+from pipelines.streamvibe.negatives import probe_card_lines, probe_facts, supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
 from pipelines.streamvibe.review import (
     load_ledger,
@@ -83,6 +84,10 @@ class StreamVibe(Benchmark):
         config["targets"] = {k: int(targets.get(k, 0)) for k in SUBTYPES}
         if config.get("generator", "rule") not in ("rule", "gemini"):
             raise SystemExit(f"{path}: generator must be rule or gemini")
+        try:
+            config["tolerances_s"] = supported_tolerances(config)
+        except ValueError as exc:
+            raise SystemExit(f"{path}: {exc}") from exc
         return config
 
     def prepare(self, ctx: BuildContext) -> None:
@@ -127,7 +132,8 @@ class StreamVibe(Benchmark):
             root=st["root"], manifest=st["manifest"], staging=str(ctx.staging), split=self.split,
             seed=ctx.seed, intents_path=st["intents"], generator=str(cfg.get("generator", "rule")),
             gemini=st["gemini"], frames=dict(cfg.get("frames") or {}),
-            negatives=dict(cfg.get("negatives") or {}), targets=cfg["targets"],
+            negatives=dict(cfg.get("negatives") or {}, tau_s=max(cfg["tolerances_s"])),
+            targets=cfg["targets"],
             review=st["statuses"] is not None,
         ), st["statuses"], st["ledger"])
 
@@ -166,7 +172,8 @@ class StreamVibe(Benchmark):
                manifest: dict[str, Any]) -> list[Any]:
         from pipelines.streamvibe.quality import suites
 
-        return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts)
+        return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts,
+                      max(manifest["fpr_near"]["tolerances_s"]))
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
@@ -211,6 +218,7 @@ class StreamVibe(Benchmark):
                 "review": {"panel_size": int((ctx.config.get("review") or {}).get("panel_size", 4)),
                            "states": dict(sorted(review_states.items()))},
                 "pointwise_rows": pointwise_rows,
+                "fpr_near": probe_facts(ctx.config),
             },
             warnings=warnings,
             # a subtype with no released sample gets no config: datasets cannot read a zero-row
@@ -218,7 +226,7 @@ class StreamVibe(Benchmark):
             configs={config_name(st): f"data/{config_name(st)}" for st in SUBTYPES if rows[st]},
             extra_configs=[{"config_name": "pointwise", "data_files": [
                 {"split": self.split, "path": f"pointwise/*/{self.split}-*.parquet"}]}],
-            card_sections=alloc_lines + pw_lines,
+            card_sections=alloc_lines + probe_card_lines(ctx.config) + pw_lines,
             summary_lines=[f"pointwise rows: {pointwise_rows}"],
         )
 

@@ -156,8 +156,7 @@ class GenerateCandidates(beam.DoFn):
                 continue
             cand["negative_probes"] = negative_probes(
                 cand, seed=self.cfg.seed, per_sample=int(neg.get("per_sample", 4)),
-                min_distance=float(neg.get("min_distance", 2)),
-                max_distance=float(neg.get("max_distance", 8)))
+                tau_s=float(neg.get("tau_s", 2)), max_distance=float(neg.get("max_distance", 8)))
             yield cand
 
 
@@ -208,9 +207,9 @@ def _video_key_of(c: dict[str, Any]) -> str:
 def _serialize(key, grouped):
     videos = [v for v in grouped["video"] if not isinstance(v, VideoFailure)]
     for cand in grouped["cand"]:
-        video = videos[0]
-        yield "sample", sample_record(cand, video, cand.get("review", []))
-        for row in pointwise_records(cand, len(video.frames)):
+        sample = sample_record(cand, videos[0], cand.get("review", []))
+        yield "sample", sample
+        for row in pointwise_records(sample):
             yield "pointwise", row
 
 

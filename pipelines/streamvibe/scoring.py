@@ -19,7 +19,8 @@ What the paper says, verbatim where it defines something:
 * §3.5: "Pointwise Evaluation samples positive and negative timestamps around annotated help
   points and independently predicts whether the model should respond."
 
-Where the paper is silent we choose, and say so here:
+Where the paper is silent we choose, say so here, and make the choice a parameter where a
+reasonable reader could choose otherwise:
 
 1. **Eligibility.** A prediction at time t may match evidence point g iff
    ``s_g − τ ≤ t ≤ e_g + τ`` (closed interval): the response window widened by the tolerance, so
@@ -28,51 +29,73 @@ Where the paper is silent we choose, and say so here:
    single preferred moment. If both sides carry an ``intent`` id, they must be equal (§3.1 "to the
    corresponding intent"); ``None`` on either side is a wildcard (single-intent samples, or a
    model whose output does not say which intent it serves).
-2. **"Chronologically and one-to-one".** Predictions are visited in time order (ties: input
-   order); each takes the still-unmatched eligible evidence point whose window *closes first*
-   (ties: earlier start, then input order). Visiting points in order and always serving the
-   earliest deadline is the classic greedy that yields a *maximum* one-to-one matching between
-   points and intervals, so no alternative one-to-one assignment has more TP (tests check this
-   against brute force); and it is deterministic. A prediction inside two overlapping windows
-   therefore covers the one that expires first, leaving the longer window for a later response.
-   (Maximality holds within each intent group; mixing wildcard and labelled predictions in one
-   sample keeps the rule deterministic but can, in contrived cases, fall short of the maximum.)
-3. **Aggregation.** P, R, F1, FPR_near, ANS and Content-F1 over a set of samples pool the counts
-   (micro): P = ΣTP/ΣN_pred, ANS = Σs/ΣTP_content, Content-F1 = 2Σs/(ΣN_pred + ΣN_gold) — the
-   formulas are written over counts, and pooling keeps a 1-point sample from weighing as much as
-   a 20-point one. Undefined ratios (0/0) are ``None``, never silently 0 or 1.
+2. **"Matched chronologically and one-to-one"** fixes the visiting order (predictions in time
+   order, ties: input order) but not which of several eligible points a prediction takes. The
+   ``rule`` parameter names the choice:
+
+   * ``"earliest_deadline"`` (default): the still-unmatched eligible point whose window *closes
+     first* (ties: earlier start, then input order). Visiting points in order and always serving
+     the earliest deadline is the classic greedy that yields a *maximum* one-to-one matching
+     between points and intervals, so no alternative one-to-one assignment has more TP (tests
+     check this against brute force). (Maximality holds within each intent group; mixing
+     wildcard and labelled predictions in one sample keeps the rule deterministic but can, in
+     contrived cases, fall short of the maximum.)
+   * ``"earliest_start"``: the point whose window *opens first* (ties: earlier end, then input
+     order) — the literal "first come, first served" reading. It differs only when windows nest
+     or overlap: windows [0, 10] and [2, 3], responses at 2.5 and 8 → F1 1.0 with the default,
+     0.5 with this rule (2.5 takes [0, 10], 8 finds nothing).
+3. **Aggregation** over samples is not stated either; :func:`report` gives both readings.
+   ``micro`` pools the counts (:func:`aggregate`): P = ΣTP/ΣN_pred, ANS = Σs/ΣTP_content,
+   Content-F1 = 2Σs/(ΣN_pred + ΣN_gold) — the formulas are written over counts, and pooling keeps
+   a 1-point sample from weighing as much as a 20-point one. ``per_sample``
+   (:func:`per_sample_means`) is the mean of each sample's own metric over the samples where it
+   is defined, with that number of samples. Undefined ratios (0/0) are ``None``, never silently
+   0 or 1.
 4. **FPR_near (trajectory).** A negative probe at t_n is a false positive iff some response falls
    in its 1 FPS decision step, ``floor(t/step) == floor(t_n/step)``; pointwise evaluation passes
-   the per-probe respond/silence decisions directly.
-5. **Content metrics use proactive responses only** (App. B.5): they re-run the same matching on
-   the proactive predictions, and N_pred counts proactive predictions. Timing metrics use every
-   prediction passed in (the paper restricts only ANS and Content-F1).
+   the per-probe respond/silence decisions directly. Probes of a release lie strictly farther
+   than the largest tolerance it supports from every window (``pipelines/streamvibe/negatives.py``),
+   so no response can be both a TP and a probe hit.
+5. **Content metrics use proactive responses and proactive gold points only** (App. B.5): they
+   re-run the same matching between the proactive predictions and the proactive evidence points
+   (``EvidencePoint.proactive``; the answer to an interruption's immediate request is reactive),
+   N_pred counts proactive predictions and N_gold proactive points — Table 15 likewise counts
+   "proactive gold evidence points; reactive questions are excluded". Timing metrics use every
+   prediction and every point (the paper restricts only ANS and Content-F1).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Anchor = Literal["window", "preferred"]
+MatchRule = Literal["earliest_deadline", "earliest_start"]
+MATCH_RULES: tuple[str, ...] = ("earliest_deadline", "earliest_start")
 _EPS = 1e-9  # timestamps are float seconds; 12.000000000001 is 12
 
 __all__ = [
     "ContentJudge",
     "EvidencePoint",
     "Match",
+    "MatchRule",
+    "PerSampleMeans",
     "Prediction",
     "ProbeCounts",
     "SampleScore",
+    "ScoreReport",
     "StreamVibeScore",
     "TimingCounts",
     "aggregate",
     "content_scores",
+    "evidence_points",
     "fpr_near_pointwise",
     "fpr_near_trajectory",
     "match_chronological",
+    "per_sample_means",
+    "report",
     "score_sample",
     "timing_counts",
 ]
@@ -80,7 +103,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class EvidencePoint:
-    """ξ_jk: valid response window [start, end] (s_jk, e_jk), preferred time, reference ŷ_jk."""
+    """ξ_jk: valid response window [start, end] (s_jk, e_jk), preferred time, reference ŷ_jk, and
+    whether it is proactive (False: the answer to an interruption's immediate request, which
+    content metrics leave out, module doc choice 5)."""
 
     start: float
     end: float
@@ -88,6 +113,7 @@ class EvidencePoint:
     reference: str = ""
     intent: str | None = None
     id: str = ""
+    proactive: bool = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start) and math.isfinite(self.end)):
@@ -108,6 +134,14 @@ class EvidencePoint:
                 raise ValueError(f"evidence {self.id!r}: anchor='preferred' needs a preferred time")
             return self.preferred - tau, self.preferred + tau
         raise ValueError(f"anchor must be 'window' or 'preferred', got {anchor!r}")
+
+
+def evidence_points(sample: Mapping[str, Any]) -> list[EvidencePoint]:
+    """The evidence points of a released trajectory sample (its ``gold_evidence``), with intent
+    ids and the proactive flag the content metrics need (module doc, choice 5)."""
+    return [EvidencePoint(p["start"], p["end"], preferred=p["preferred"], reference=p["response"],
+                          intent=p["intent_id"], id=p["id"], proactive=p["proactive"])
+            for p in sample["gold_evidence"]]
 
 
 @dataclass(frozen=True)
@@ -135,13 +169,17 @@ def match_chronological(
     tau: float,
     *,
     anchor: Anchor = "window",
+    rule: MatchRule = "earliest_deadline",
 ) -> list[Match]:
     """Chronological one-to-one matching at tolerance ±τ (App. B.5; module doc, choice 2).
 
-    Returns matches in chronological order of the predictions. Deterministic and maximum.
+    Returns matches in chronological order of the predictions; deterministic, and maximum with
+    the default ``rule``.
     """
     if not (tau >= 0 and math.isfinite(tau)):
         raise ValueError(f"tolerance tau must be a finite number >= 0, got {tau}")
+    if rule not in MATCH_RULES:
+        raise ValueError(f"matching rule must be one of {MATCH_RULES}, got {rule!r}")
     bounds = [g.bounds(tau, anchor) for g in evidence]
     free = [True] * len(evidence)
     out: list[Match] = []
@@ -154,7 +192,7 @@ def match_chronological(
                 continue
             lo, hi = bounds[gi]
             if lo - _EPS <= p.t <= hi + _EPS:
-                key = (hi, lo, gi)
+                key = (hi, lo, gi) if rule == "earliest_deadline" else (lo, hi, gi)
                 if best is None or key < best:
                     best = key
         if best is not None:
@@ -210,9 +248,10 @@ def timing_counts(
     tau: float,
     *,
     anchor: Anchor = "window",
+    rule: MatchRule = "earliest_deadline",
 ) -> TimingCounts:
     """TP/N_pred/N_gold for one sample at tolerance τ."""
-    m = match_chronological(evidence, predictions, tau, anchor=anchor)
+    m = match_chronological(evidence, predictions, tau, anchor=anchor, rule=rule)
     return TimingCounts(tp=len(m), n_pred=len(predictions), n_gold=len(evidence))
 
 
@@ -301,7 +340,7 @@ class SampleScore:
     content_sum: float = 0.0  # Σ s_{g,p} over content matches (proactive only)
     content_matched: int = 0  # |M| for content
     content_n_pred: int = 0  # proactive predictions
-    content_n_gold: int = 0
+    content_n_gold: int = 0  # proactive evidence points
 
     def __add__(self, other: SampleScore) -> SampleScore:
         return SampleScore(
@@ -348,28 +387,69 @@ def score_sample(
     judge: ContentJudge | None = None,
     probes: ProbeCounts | None = None,
     anchor: Anchor = "window",
+    rule: MatchRule = "earliest_deadline",
 ) -> SampleScore:
     """All counts for one sample. Without a judge, content counts stay 0 (timing-only run)."""
-    timing = timing_counts(evidence, predictions, tau, anchor=anchor)
-    c_sum, c_matched, c_pred = 0.0, 0, 0
+    timing = timing_counts(evidence, predictions, tau, anchor=anchor, rule=rule)
+    c_sum, c_matched, c_pred, c_gold = 0.0, 0, 0, 0
     if judge is not None:
+        gold = [g for g in evidence if g.proactive]
         proactive = [p for p in predictions if p.proactive]
-        m = match_chronological(evidence, proactive, tau, anchor=anchor)
-        s = content_scores(evidence, proactive, m, judge)
-        c_sum, c_matched, c_pred = math.fsum(s), len(m), len(proactive)
+        m = match_chronological(gold, proactive, tau, anchor=anchor, rule=rule)
+        s = content_scores(gold, proactive, m, judge)
+        c_sum, c_matched, c_pred, c_gold = math.fsum(s), len(m), len(proactive), len(gold)
     return SampleScore(
         timing=timing,
         probes=probes if probes is not None else ProbeCounts(),
         content_sum=c_sum,
         content_matched=c_matched,
         content_n_pred=c_pred,
-        content_n_gold=len(evidence) if judge is not None else 0,
+        content_n_gold=c_gold,
     )
 
 
 def aggregate(samples: Iterable[SampleScore]) -> StreamVibeScore:
-    """Pool per-sample counts (module doc, choice 3) and compute the six metrics."""
+    """Pool per-sample counts (micro; module doc, choice 3) and compute the six metrics."""
     total = SampleScore()
     for s in samples:
         total = total + s
     return StreamVibeScore.from_counts(total)
+
+
+METRICS = ("precision", "recall", "f1", "fpr_near", "ans", "content_f1")
+
+
+@dataclass(frozen=True)
+class PerSampleMeans:
+    """Mean of each sample's own metric over the samples where it is defined; ``n[metric]`` is
+    that number of samples (a metric no sample defines is ``None``)."""
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    fpr_near: float | None
+    ans: float | None
+    content_f1: float | None
+    n: dict[str, int]
+
+
+def per_sample_means(samples: Iterable[SampleScore]) -> PerSampleMeans:
+    """Per-sample averaging (module doc, choice 3): score each sample alone, then average."""
+    scores = [StreamVibeScore.from_counts(s) for s in samples]
+    values = {m: [v for v in (getattr(x, m) for x in scores) if v is not None] for m in METRICS}
+    means = {m: (math.fsum(v) / len(v) if v else None) for m, v in values.items()}
+    return PerSampleMeans(**means, n={m: len(v) for m, v in values.items()})
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """Both aggregations of the same per-sample counts (module doc, choice 3)."""
+
+    micro: StreamVibeScore
+    per_sample: PerSampleMeans
+
+
+def report(samples: Iterable[SampleScore]) -> ScoreReport:
+    """Micro (pooled counts) and per-sample means side by side: the paper does not say which."""
+    items = list(samples)
+    return ScoreReport(micro=aggregate(items), per_sample=per_sample_means(items))

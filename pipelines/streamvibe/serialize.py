@@ -1,15 +1,27 @@
 """Serialize approved candidates: causal stream, trajectory and pointwise records, allocation.
 
-* **Causal stream** (App. B.2: "at time t, the record exposes only frames and user turns
-  available by t"): ``steps[t]`` names the frame on screen at t (sampled at or before t) and the
-  user turns that arrived in (t-1, t]; a consumer that replays steps in order never sees the
-  future. The trajectory sample is that stream plus its annotations (§3.5 "Trajectory
-  Evaluation runs the model continuously over the full video stream").
+* **Causal stream** (§3.1: the policy sees only c_t = ⟨V≤t, I≤t, H<t⟩; App. B.2: "at time t, the
+  record exposes only frames and user turns available by t"): ``steps[t]`` names the frame on
+  screen at t (sampled at or before t), carries the user turns that arrived since the previous
+  step (with their text), and the intents those turns have made valid. Each is a function of the
+  record *up to t* only — ``pipelines/streamvibe/causality.py`` proves it for every step. The
+  trajectory sample is that stream plus the ``gold_*`` annotation (§3.5 "Trajectory Evaluation
+  runs the model continuously over the full video stream"), named apart so no consumer mistakes
+  it for model input (``schemas/streamvibe.py``).
+* **Active intents.** §3.1: 𝒜_t ⊆ I≤t, and "an intent remains active until all its evidence points
+  are covered". Whether the points are covered is decided by the policy's own responses (its
+  history H<t), and knowing that an intent has *no further* points needs the future annotation
+  — dropping an intent after its last gold point told a model to stay silent until the next
+  user turn (in the demo's revision sample, from 16 s to 40 s). So the stream's
+  ``active_intents`` is what the user's turns up to t make valid — opened and not superseded
+  (App. C.2 separates this "request validity" from "event coverage"); coverage is left to the
+  model under evaluation.
 * **Pointwise** (§3.5: "samples positive and negative timestamps around annotated help points
   […] Gold History"): one row per evidence point (at the first decision step at or after its
   preferred time that is still inside the window, else the last step inside it) and one per
-  designated negative probe, each with the gold history: user turns up to t and the gold
-  responses of points decided before t.
+  designated negative probe. Model input: the frames visible at t, the active intents, and the
+  gold history (user turns up to t and the gold responses of points decided before t); the
+  ``gold_*`` columns are the label.
 * **Allocation** (Table 15, "Target balanced evaluation allocation"): per subtype at most its
   target, chosen round-robin across source collections in a seeded order so one collection
   cannot fill a subtype; the shortfall against each target is reported, never padded.
@@ -17,92 +29,95 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 from typing import Any
 
 from core.seeding import seed_bytes
 from pipelines.streamvibe.normalize import NormalizedVideo
-from schemas.streamvibe import SAMPLE
+from schemas.streamvibe import ANNOTATION_FIELDS, PROVENANCE_FIELDS, SAMPLE, gold_name
 
-ANNOTATION_KEYS = [f.name for f in SAMPLE.fields
-                   if f.name not in ("frames", "frame_times", "frame_pts", "steps", "review")]
+EPS = 1e-9
 
 
 def decision_time(p: dict[str, Any]) -> float:
     """The 1 FPS step at which a pointwise positive is asked (see module doc)."""
-    t = math.ceil(p["preferred"] - 1e-9)
-    if t <= p["end"] + 1e-9:
+    t = math.ceil(p["preferred"] - EPS)
+    if t <= p["end"] + EPS:
         return float(t)
-    return float(math.floor(p["end"] + 1e-9))
+    return float(math.floor(p["end"] + EPS))
 
 
-def active_at(candidate: dict[str, Any], t: float) -> list[str]:
-    """𝒜_t (§3.1): intents the user has made valid by t (the latest transition's active set)
-    that are not yet fulfilled — "an intent remains active until all its evidence points are
-    covered", and under gold history a point is covered at its decision time."""
+def active_at(rec: dict[str, Any], t: float) -> list[str]:
+    """𝒜_t by the user's turns up to t: the active set after the latest transition (module doc)."""
     active: list[str] = []
-    for x in candidate["transitions"]:
-        if x["t"] <= t + 1e-9:
+    for x in rec["gold_transitions"]:
+        if x["t"] <= t + EPS:
             active = list(x["active_after"])
-    last: dict[str, float] = {}
-    for p in candidate["evidence"]:
-        last[p["intent_id"]] = max(last.get(p["intent_id"], -1.0), decision_time(p))
-    return [i for i in active if last.get(i, float("inf")) >= t - 1e-9]
+    return active
 
 
-def steps_for(candidate: dict[str, Any], video: NormalizedVideo) -> list[dict[str, Any]]:
-    steps = []
-    turns = candidate["user_turns"]
-    for k, t in enumerate(video.frame_times):
-        new = [n for n, u in enumerate(turns)
-               if (u["t"] <= t + 1e-9) and (k == 0 or u["t"] > t - 1 + 1e-9)]
-        steps.append({"t": float(t), "frame": k, "new_turns": new,
-                      "active_intents": active_at(candidate, t)})
-    return steps
+def frames_by(rec: dict[str, Any], t: float) -> int:
+    """How many of the stream's frames are sampled at or before t."""
+    return bisect.bisect_right(rec["frame_times"], t + EPS)
+
+
+def causal_step(rec: dict[str, Any], t: float) -> dict[str, Any]:
+    """``steps`` entry at decision time t (the time of a sampled frame), from the record up to t."""
+    k = frames_by(rec, t) - 1
+    prev = rec["frame_times"][k - 1] if k > 0 else -math.inf
+    new = [u for u in rec["gold_user_turns"] if prev + EPS < u["t"] <= t + EPS]
+    return {"t": float(t), "frame": k, "new_turns": new, "active_intents": active_at(rec, t)}
 
 
 def sample_record(candidate: dict[str, Any], video: NormalizedVideo,
                   review: list[dict[str, Any]]) -> dict[str, Any]:
-    rec = {k: candidate[k] for k in ANNOTATION_KEYS}
+    rec = {f.name: candidate[f.name] for f in PROVENANCE_FIELDS}
+    rec.update({gold_name(f.name): candidate[f.name] for f in ANNOTATION_FIELDS})
     rec["frames"] = [{"bytes": b, "path": f"{candidate['source_file']}#t={t:g}"}
                      for b, t in zip(video.frames, video.frame_times, strict=True)]
     rec["frame_times"] = list(video.frame_times)
     rec["frame_pts"] = list(video.frame_pts)
-    rec["steps"] = steps_for(candidate, video)
+    rec["steps"] = [causal_step(rec, t) for t in rec["frame_times"]]
     rec["review"] = review
     SAMPLE.validate(rec)
     return rec
 
 
-def pointwise_records(candidate: dict[str, Any], n_frames: int) -> list[dict[str, Any]]:
-    points = candidate["evidence"]
-    asked = {p["id"]: decision_time(p) for p in points}
+def gold_history(rec: dict[str, Any], t: float) -> list[dict[str, Any]]:
+    """H<t under Gold History: user turns ≤ t and gold responses of points decided before t."""
+    items = [(u["t"], 0, {"t": u["t"], "role": "user", "intent_id": u["intent_id"], "text": u["text"]})
+             for u in rec["gold_user_turns"] if u["t"] <= t + EPS]
+    for p in rec["gold_evidence"]:
+        asked = decision_time(p)
+        if asked < t - EPS:
+            items.append((asked, 1, {"t": asked, "role": "assistant", "intent_id": p["intent_id"],
+                                     "text": p["response"]}))
+    return [x for _, _, x in sorted(items, key=lambda z: (z[0], z[1], z[2]["intent_id"]))]
 
-    def history(t: float) -> list[dict[str, Any]]:
-        items = [(u["t"], 0, {"t": u["t"], "role": "user", "intent_id": u["intent_id"], "text": u["text"]})
-                 for u in candidate["user_turns"] if u["t"] <= t + 1e-9]
-        items += [(asked[p["id"]], 1, {"t": asked[p["id"]], "role": "assistant",
-                                       "intent_id": p["intent_id"], "text": p["response"]})
-                  for p in points if asked[p["id"]] < t - 1e-9]
-        return [x for _, _, x in sorted(items, key=lambda z: (z[0], z[1], z[2]["intent_id"]))]
 
+def pointwise_view(rec: dict[str, Any], t: float) -> dict[str, Any]:
+    """The model input of a pointwise row at t (module doc)."""
+    return {"t": t, "frames_visible": frames_by(rec, t), "active_intents": active_at(rec, t),
+            "history": gold_history(rec, t)}
+
+
+def pointwise_records(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per evidence point and per negative probe of a trajectory sample."""
+    probes = [(decision_time(p), "positive", p) for p in rec["gold_evidence"]]
+    probes += [(n["t"], n["probe_type"], None) for n in rec["gold_negative_probes"]]
     rows = []
-    probes = [(asked[p["id"]], "positive", p) for p in points]
-    probes += [(n["t"], n["probe_type"], None) for n in candidate["negative_probes"]]
     for t, kind, p in sorted(probes, key=lambda z: (z[0], z[1])):
         rows.append({
-            "id": f"{candidate['id']}@{t:g}" + (f"#{p['id']}" if p else ""),
-            "sample_id": candidate["id"],
-            "subtype": candidate["subtype"],
-            "t": t,
-            "frames_visible": min(n_frames, int(math.floor(t + 1e-9)) + 1),
-            "should_respond": p is not None,
-            "probe_type": kind,
-            "evidence_id": p["id"] if p else "",
+            "id": f"{rec['id']}@{t:g}" + (f"#{p['id']}" if p else ""),
+            "sample_id": rec["id"],
+            "subtype": rec["subtype"],
+            **pointwise_view(rec, t),
+            "gold_should_respond": p is not None,
+            "gold_probe_type": kind,
+            "gold_evidence_id": p["id"] if p else "",
             "gold_response": p["response"] if p else "",
-            "active_intents": active_at(candidate, t),
-            "gold_history": history(t),
         })
     return rows
 

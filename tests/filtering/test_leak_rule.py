@@ -65,18 +65,28 @@ def test_threshold_is_exact_six_of_twenty_two() -> None:
     decision, reason, evidence = lf.decide(results(6, 16))
     assert decision == "filter" and "6/22" in reason
     ev = json.loads(evidence)
-    assert (ev["correct"], ev["answering"], ev["threshold"]) == (6, 22, 0.25)
+    assert (ev["correct"], ev["out_of"], ev["threshold"]) == (6, 22, 0.25)
     assert len(ev["per_model"]) == 22 and ev["per_model"][0]["raw_answer"] == "D"
     assert lf.decide(results(5, 17))[0] == "keep"
     assert lf.route("filter") == "filtered" and lf.route("keep") == "kept"
 
 
-def test_failed_models_are_not_wrong() -> None:
+def test_the_rate_is_over_the_whole_pool_as_the_paper_defines_it() -> None:
+    """App. 0.A.8: 25% "considering all evaluated MLLMs" — 6 of 22. With two failed probes,
+    5 correct is 5/22 < 25% (kept); dividing by the 20 that answered would filter it (5/20)."""
     lf = LeakFilter(pool_config())
-    # 3 correct of 12 answering = 25% → leak; counting the 10 failures as wrong would keep it
-    decision, _, evidence = lf.decide(results(3, 9, failed=10))
-    assert decision == "filter"
-    assert json.loads(evidence)["failed_models"] == [f"f{i}" for i in range(10)]
+    decision, reason, evidence = lf.decide(results(5, 15, failed=2))
+    assert decision == "keep" and "5/22 probe models" in reason
+    ev = json.loads(evidence)
+    assert (ev["denominator"], ev["out_of"], ev["answering"]) == ("pool", 22, 20)
+    assert ev["failed_models"] == ["f0", "f1"]
+    assert lf.decide(results(6, 14, failed=2))[0] == "filter"  # 6/22
+    answering = LeakFilter(pool_config(denominator="answering"))
+    decision, reason, _ = answering.decide(results(5, 15, failed=2))
+    assert decision == "filter" and "5/20 answering models" in reason
+    assert LeakFilter(pool_config()).describe()["denominator"] == "pool"
+    with pytest.raises(ProbeConfigError, match="denominator must be one of"):
+        pool_config(denominator="answered")
 
 
 @pytest.mark.parametrize("policy,route", [("keep", "kept"), ("filter", "filtered"), ("reject", "rejected")])

@@ -192,13 +192,13 @@ def test_a_failed_build_leaves_the_previous_release_intact(corpus, release, tmp_
     import yaml
 
     out = tmp_path / "out"
-    shutil.copytree(release.parent.parent, out)  # an existing release at out/proactivebench/1.0.0
-    before = parquet_digests(out / "proactivebench" / "1.0.0")
+    shutil.copytree(release.parent.parent, out)  # an existing release at out/proactivebench/2.0.0
+    before = parquet_digests(out / "proactivebench" / "2.0.0")
     config = yaml.safe_load((REPO / "configs" / "proactivebench.yaml").read_text())
     config["environments"]["coco"]["directions"] = ["sideways"]
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(config))
     with pytest.raises(Exception, match="sideways"):
         run(["--raw-dir", str(corpus), "--out", str(out), "--config", str(bad)])
-    assert parquet_digests(out / "proactivebench" / "1.0.0") == before
-    assert [p.name for p in (out / "proactivebench").iterdir()] == ["1.0.0"]
+    assert parquet_digests(out / "proactivebench" / "2.0.0") == before
+    assert [p.name for p in (out / "proactivebench").iterdir()] == ["2.0.0"]

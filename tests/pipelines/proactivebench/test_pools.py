@@ -77,7 +77,7 @@ def test_no_duplicates_even_after_official_normalisation():
         assert len(set(pool)) == len(pool)
     option_texts = [*pools.abstain_pool(), *pools.MVPN_POOL, *pools.QUICKDRAW_POOL,
                     *pools.QUALITY_OPTIONS.values(), *pools.COCO_OPTIONS.values(), pools.REWIND,
-                    pools.WAIT_OCCLUSION, *pools.WAIT_CHANGEIT.values()]
+                    pools.WAIT_OCCLUSION]
     std = [pools.standardize(t) for t in option_texts]
     assert len(set(std)) == len(std)
     # the official normaliser strips everything up to the last "<capital>." — none may have one
@@ -161,6 +161,24 @@ def test_oeg_suggestions_match_official_thresholds():
            "coco": 2}
     for env, n in thr.items():
         assert len(pools.oeg_valid_suggestions(env, META[env])) == n, env
+
+
+def test_changeit_wait_option_is_the_papers(official_source: Path):
+    # ProactiveBench App. 0.A.6: "two valid proactive suggestions [...], i.e., wait for the
+    # occlusion to disappear, and rewind the video"; its example prompt: "B. Wait for the
+    # occlusion to disappear."
+    for qt in ("object", "action"):
+        meta = {"question_type": qt}
+        assert pools.proactive_options("changeit", meta, random.Random(0)) == [
+            ("Rewind the video.", "proactive", "rewind"),
+            ("Wait for the occlusion to disappear.", "proactive", "forward")]
+        assert pools.oeg_valid_suggestions("changeit", meta) == [
+            "Wait for the occlusion to disappear", "Rewind the video"]
+    # all the authors' ChangeItEnvironment asks of the wording: it finds the forward option (to
+    # drop it at the last frame) by the substring "Wait for the"
+    src = (official_source / "environment.py").read_text()
+    changeit = src[src.index("class ChangeItEnvironment"):src.index("class COCO2014Environment")]
+    assert changeit.count('"Wait for the" in opt') == 2
 
 
 def _official_template(src: Path):

@@ -14,6 +14,7 @@ from pipelines.proready.ars import (
     early_penalty,
     late_penalty,
     median_evidence_duration,
+    release_tau,
     score,
     softmax,
     softmin,
@@ -111,7 +112,7 @@ def test_score_per_turn_averaging_tau_and_effective_accuracy() -> None:
         Question(turns=(Turn(10, 14, None, None),), id="c"),  # never answered
     ]
     assert median_evidence_duration(qs) == 15.0  # median of 10, 20, 30, 4
-    r = score(qs)
+    r = score(qs, tau=15.0)
     early_b = 2 / (1 + math.exp(6 * 10 / (15 + 1e-6)))  # t_a 10 s before t_s, τ = 15
     assert r.per_question[0] == ("a", 1.0, 1.0)
     assert r.per_question[1][1] == pytest.approx((early_b + 1.0) / 2)
@@ -123,6 +124,29 @@ def test_score_per_turn_averaging_tau_and_effective_accuracy() -> None:
     assert r.acc_e_joint == pytest.approx((1 + early_b / 2 + 0) / 3)
     assert (r.tau, r.n_questions, r.n_turns) == (15.0, 3, 4)
     assert score(qs, tau=30.0).tau == 30.0
+
+
+def test_tau_is_the_release_tau_whatever_subset_is_scored(tmp_path) -> None:
+    # StreamReady §4.3: τ is "the median evidence duration", one scale for the benchmark. The
+    # release records it (manifest ``ars_tau_s``); scoring one task must not re-derive it.
+    qs = [Question(turns=(Turn(0, 10, 17.5),), id="a"),  # answered 7.5 s after t_e
+          Question(turns=(Turn(50, 70, 60.0),), id="b"),
+          Question(turns=(Turn(100, 130, 100.0),), id="c"),
+          Question(turns=(Turn(10, 14, 12.0),), id="d")]  # durations 10, 20, 30, 4 → τ = 15
+    (tmp_path / "manifest.json").write_text('{"version": "2.0.0", "ars_tau_s": 15.0}')
+    tau = release_tau(tmp_path)
+    assert tau == 15.0
+    # LP = (1/6)·ln(1 + e^{6·(1 − 7.5/15)}) = ln(1 + e³)/6 = 0.5081 — with the release τ. The
+    # subset {a, d} alone has median 7 and would give ln(1 + e^{6·(1 − 7.5/7)})/6 = 0.0836.
+    subset = score([qs[0], qs[3]], tau=tau)
+    assert subset.per_question[0][1] == pytest.approx(math.log1p(math.exp(3)) / 6, abs=1e-6)
+    assert subset.per_question[0][1] == pytest.approx(0.5081, abs=1e-4)
+    assert subset.per_question[0] == score(qs, tau=tau).per_question[0]
+    with pytest.raises(TypeError):
+        score([qs[0], qs[3]])  # no τ: the subset's own median is never used silently
+    (tmp_path / "manifest.json").write_text('{"version": "2.0.0"}')
+    with pytest.raises(ValueError, match="ars_tau_s"):
+        release_tau(tmp_path)
 
 
 def test_soft_outer_min_is_bounded_and_converges_to_hard() -> None:
@@ -139,8 +163,8 @@ def test_bad_inputs() -> None:
     with pytest.raises(ValueError):
         ARSParams(gamma_e=0)
     with pytest.raises(ValueError, match="no questions"):
-        score([])
+        score([], tau=1.0)
     with pytest.raises(BadInput, match="no turns"):
-        score([Question(turns=(), id="z")])
+        score([Question(turns=(), id="z")], tau=1.0)
     with pytest.raises(BadInput, match="finite"):
         turn_ars(Turn(0, 1, math.nan), 1.0)

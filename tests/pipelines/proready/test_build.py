@@ -64,8 +64,8 @@ def _approve_all(candidates: list[dict[str, Any]], except_id: str) -> list[dict[
 def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     review = run(["--raw-dir", str(corpus), "--out", str(out)])
-    assert review == out.resolve() / "proready" / "review" / "1.0.0"
-    assert not (out / "proready" / "1.0.0").exists()  # nothing released before review
+    assert review == out.resolve() / "proready" / "review" / "2.0.0"
+    assert not (out / "proready" / "2.0.0").exists()  # nothing released before review
     state = json.loads((review / "status.json").read_text())
     assert state["state"] == "pending_review"
     assert state["counts"]["videos"] == {"inputs": 6, "kept": 2, "filtered": 0, "rejected": 4,
@@ -128,11 +128,15 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     import datasets
 
-    # a private cache: datasets keys its cache on the directory name ("1.0.0"), not the content
+    # a private cache: datasets keys its cache on the directory name ("2.0.0"), not the content
     hf = str(tmp_path / "hf-cache")
     ssr = datasets.load_dataset(str(final), "ssr", split="test", cache_dir=hf)
     assert ssr[0]["id"] == "tree.ssr-chain-1" and ssr[0]["approvals"] == ["r1", "r2", "r3", "r4"]
-    assert [t["dependency"] for t in ssr[0]["turns"]] == ["none", "local", "global"]
+    assert [t["dependency"] for t in ssr[0]["gold_turns"]] == ["none", "local", "global"]
+    # model input apart from gold: the three questions with their ask times, nothing else
+    assert [(q["turn_index"], q["ask_time_s"]) for q in ssr[0]["questions"]] == [(0, 23.0), (1, 25.0),
+                                                                                  (2, 26.0)]
+    assert manifest["schema"] == {"record": "proready_item", "version": "2.0.0"}
     assert len(datasets.load_dataset(str(final), "all", split="test", cache_dir=hf)) == 9
 
 

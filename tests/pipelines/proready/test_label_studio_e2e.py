@@ -47,7 +47,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     r = {m.pseudonym: m.client() for m in panel.reviewers}
     tasks = push(admin, "proready", "e2e-r1", _cands(review, lines), PROREADY, ls_env.media_root)
     t = admin.tasks.get(id=str(tasks[("tree.ctd-0", 1)]))
-    assert t.data["media_0"] == ("/data/local-files/?d=proready-e2e/proready/review/1.0.0/media/"
+    assert t.data["media_0"] == ("/data/local-files/?d=proready-e2e/proready/review/2.0.0/media/"
                                  "proready/tree.webm")
     for (sid, _), tid in sorted(tasks.items()):
         for who in ("r1", "r2", "r3", "r4"):
@@ -82,7 +82,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     assert manifest["review"]["states"] == {"approved": 4}
     released = {x["id"]: x for x in pq.read_table(final / "data").to_pylist()}
     assert released["tree.ctd-0"]["version"] == 2
-    assert released["tree.ctd-0"]["turns"][0]["t_e"] == 27.5
-    assert released["tree.ctd-0"]["turns"][0]["evidence_method"] == "human"
+    assert released["tree.ctd-0"]["gold_turns"][0]["t_e"] == 27.5
+    assert released["tree.ctd-0"]["gold_turns"][0]["evidence_method"] == "human"
     assert all(x["approvals"] == ["r1", "r2", "r3", "r4"] for x in released.values())
     assert {x["review_round"] for x in released.values()} == {"e2e-r1"}

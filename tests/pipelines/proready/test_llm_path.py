@@ -100,7 +100,7 @@ def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -
         n = len(server.requests)
         run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o2")])
         assert len(server.requests) == n  # every answer came from the persistent cache
-        assert (tmp_path / "o2/proready/review/1.0.0/candidates.jsonl").is_file()
+        assert (tmp_path / "o2/proready/review/2.0.0/candidates.jsonl").is_file()
 
 
 def _candidates(review: Path) -> list[dict]:

@@ -14,8 +14,9 @@ from annotation.rubrics import PROREADY
 from exports.parquet_shards import encode_table
 from exports.quality import run_suites
 from pipelines.proready.quality import iou_report, iou_sample, suites, verifiability_report
+from pipelines.proready.release import release_record
 from pipelines.proready.review import apply_corrections, content_hash, decide, number_corrections
-from schemas.proready import ITEM
+from schemas.proready import RELEASED_ITEM
 from tests.support.protocol_server import ProtocolServer
 
 
@@ -125,18 +126,21 @@ def test_iou_report_two_annotators() -> None:
         iou_report(items, windows[:1], sample)
 
 
-def test_data_quality_suite_catches_non_future_dependent_rows(tmp_path: Path) -> None:
-    good = dict(_item("v.a"), approvals=list(PANEL))
-    bad = dict(_item("v.b", ask=13.0), approvals=list(PANEL))  # asked after t_s
+def test_data_quality_suite_catches_non_future_dependent_and_leaky_rows(tmp_path: Path) -> None:
+    good = release_record(dict(_item("v.a"), approvals=list(PANEL)))
+    bad = release_record(dict(_item("v.b", ask=13.0), approvals=list(PANEL)))  # asked after t_s
     (tmp_path / "data" / "crr").mkdir(parents=True)
-    (tmp_path / "data" / "crr" / "test-00000-of-00001.parquet").write_bytes(encode_table([good], ITEM)[0])
-    assert run_suites(suites(tmp_path, 4), tmp_path / "reports", label=tmp_path).success is True
     shard = tmp_path / "data" / "crr" / "test-00000-of-00001.parquet"
-    shard.write_bytes(encode_table([good, bad], ITEM)[0])
+    shard.write_bytes(encode_table([good], RELEASED_ITEM)[0])
+    assert run_suites(suites(tmp_path, 4), tmp_path / "reports", label=tmp_path).success is True
+    # a model input that carries gold: the question shown with its answer
+    leaky = release_record(dict(_item("v.c"), approvals=list(PANEL)))
+    leaky["questions"] = [dict(leaky["questions"][0], question="q v.c (answer: a)")]
+    shard.write_bytes(encode_table([good, bad, leaky], RELEASED_ITEM)[0])
     res = run_suites(suites(tmp_path, 4), tmp_path / "reports", label=tmp_path)
-    failed = {c.column: c.unexpected_count for c in res.failed}
-    assert failed == {"future_dependent": 1}
-    assert pq.read_table(tmp_path / "data").num_rows == 2
+    failed = {c.column: c.examples for c in res.failed}
+    assert failed == {"future_dependent": ["v.b"], "truncation_invariant": ["v.c"]}
+    assert pq.read_table(tmp_path / "data").num_rows == 3
 
 
 def test_verifiability_inside_vs_outside_through_the_real_client() -> None:

