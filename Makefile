@@ -92,10 +92,12 @@ demo-release-proready: build-proready
 	  --corrections demo_corpus/proready/review/corrections.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # StreamVibe-Bench (StreamVibe paper): stops at "pending review" until a decision log is given.
+# SPLIT=train adds the training split (SFT streams, RL seeds) beside the evaluation split.
 SV_CONFIG ?= configs/streamvibe.yaml
 SV_VERSION := $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(SV_CONFIG))
 GENERATOR ?=
-.PHONY: build-streamvibe demo-release-streamvibe
+SPLIT ?=
+.PHONY: build-streamvibe demo-release-streamvibe build-streamvibe-train demo-release-streamvibe-train
 build-streamvibe: venv
 	@bash scripts/setup_system.sh video
 	@if [ "$(RAW_DIR)" = "demo_corpus" ]; then \
@@ -103,7 +105,7 @@ build-streamvibe: venv
 	  $(PY) scripts/make_streamvibe_demo.py corpus --media .cache/demo-media/video --out demo_corpus/streamvibe; fi
 	$(strip $(BENCHFORGE) build streamvibe --config $(SV_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(GENERATOR),--generator $(GENERATOR),) \
-	  $(RUNNER_ARGS) $(BEAM_ARGS))
+	  $(if $(SPLIT),--split $(SPLIT),) $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # Demo only: scripted four-reviewer approvals (the decision log's name says demo), then the
 # release.
@@ -111,7 +113,16 @@ demo-release-streamvibe: build-streamvibe
 	$(PY) scripts/make_streamvibe_demo.py decisions --review $(OUT)/streamvibe/review/$(SV_VERSION) \
 	  --out demo_corpus/streamvibe-review/decisions.demo.jsonl
 	$(strip $(BENCHFORGE) build streamvibe --config $(SV_CONFIG) --raw-dir demo_corpus --out $(OUT) \
-	  --decisions demo_corpus/streamvibe-review/decisions.demo.jsonl $(RUNNER_ARGS) $(BEAM_ARGS))
+	  --decisions demo_corpus/streamvibe-review/decisions.demo.jsonl $(if $(SPLIT),--split $(SPLIT),) \
+	  $(RUNNER_ARGS) $(BEAM_ARGS))
+
+# The training split beside the evaluation split (StreamVibe App. B.4; docs/streamvibe.md
+# §Training split): pending review, or the release with DECISIONS=<decision log>.
+build-streamvibe-train:
+	@$(MAKE) --no-print-directory build-streamvibe SPLIT=train
+
+demo-release-streamvibe-train:
+	@$(MAKE) --no-print-directory demo-release-streamvibe SPLIT=train
 
 # A real Label Studio on 127.0.0.1 (own venv .venv-ls) with the admin + four reviewers of
 # configs/review_panel.yaml; tokens go to ~/.config/benchforge/label_studio.json (mode 600).

@@ -32,6 +32,17 @@ Three record types, one definition each (the Arrow / HF / JSON Schema views deri
 * Candidates (before release) carry the annotation fields under their plain names
   (:data:`ANNOTATION_FIELDS`) and travel as JSON between generation, review and release
   (``pipelines/streamvibe/candidates.py``); the release renames them with :func:`gold_name`.
+
+The training split (``--split train``; StreamVibe §3.4, App. B.4, Table 18) adds two record types
+built from the same reviewed candidates and the same causal stream:
+
+* :data:`SFT_STREAM` — a task-aligned SFT example: the stream of :data:`SAMPLE` whose every step
+  also carries its decision label (``gold_decision`` silence / response, and the gold responses
+  due at that step): the supervision of the SFT objective (§4.2 Eq. 1: decision tokens and
+  response tokens);
+* :data:`RL_SEED` — one localized-RL seed: a short causal rollout window around one help point
+  (§4.2: "short causal rollouts around annotated help points"), the stream inside the window,
+  the Gold History before it, and the gold evidence the point-level reward (Eq. 2) matches.
 """
 
 from __future__ import annotations
@@ -59,6 +70,17 @@ TABLE15_TARGETS = {code: spec[2] for code, spec in SUBTYPES.items()}
 ENVIRONMENTS = ("physical", "digital")  # §3.3 Task Collection
 TURN_KINDS = ("initial", "revise", "compose", "interrupt")
 PROBE_TYPES = ("near_before", "near_after", "between")
+
+
+# Training split (App. B.4, Table 18). Task-aligned SFT examples per intent category (Table 18 has
+# no Dynamic component); the localized-RL seed pool per group, "general" being the external
+# general-streaming data benchforge does not build or download (sft/general_mixture.json).
+TRAIN_SPLIT = "train"
+TRAIN_PREFIX = "train/"  # sample ids and counts groups of the training split
+TABLE18_SFT_TARGETS = {"explicit": 35_000, "implicit": 35_000, "dynamic": 0}
+GENERAL = "general"
+TABLE18_RL_TARGETS = {"explicit": 5_000, "implicit": 5_000, GENERAL: 5_000}
+DECISIONS = ("silence", "response")  # a_t of §3.1
 
 
 def config_name(subtype: str) -> str:
@@ -209,6 +231,78 @@ POINTWISE = RecordSchema(
     ),
 )
 
+# -- training split --------------------------------------------------------------------------
+
+RESPONSE = StructOf((
+    Field("evidence_id", "string", "Evidence point whose gold response is due at this step."),
+    Field("intent_id", "string", "Intent the response serves."),
+    Field("text", "string", "The gold response ŷ."),
+))
+
+LABELED_STEP = StructOf(STEP.fields + (
+    Field("gold_decision", "string",
+          "SFT label at t (the decision token of Eq. 1): 'response' when an evidence point's "
+          "response is due at t, else 'silence'. A target, never model input at t; computed from "
+          "the record up to t."),
+    Field("gold_responses", ListOf(RESPONSE),
+          "SFT label at t: the gold responses due at t (the response tokens of Eq. 1); empty on "
+          "silence."),
+))
+
+STREAM_SHA256 = Field(
+    "stream_sha256", "string",
+    "sha256 of the decoded 1 FPS stream (every frame time with the sha256 of its JPEG): the "
+    "content key the held-out check compares with the evaluation split's videos.")
+
+SFT_STREAM = RecordSchema(
+    name="streamvibe_sft_stream",
+    version="1.0.0",
+    doc="A task-aligned SFT example (StreamVibe App. B.4): the causal 1 FPS stream with a decision "
+        "label per step, the gold annotation (gold_*) and provenance.",
+    fields=PROVENANCE_FIELDS + (STREAM_SHA256,) + STREAM_FIELDS[:3] + (
+        Field("steps", ListOf(LABELED_STEP),
+              "Causal stream with labels: per second, the frame, the turns and valid intents at t "
+              "(model input) and the decision label at t (gold_decision, gold_responses)."),
+    ) + tuple(_gold(f) for f in ANNOTATION_FIELDS) + (
+        Field("review", ListOf(REVIEW), "Review record of the approved version (App. B.3)."),
+    ),
+)
+
+RL_SEED = RecordSchema(
+    name="streamvibe_rl_seed",
+    version="1.0.0",
+    doc="One localized-RL seed (StreamVibe §4.2, App. B.4): a causal rollout window around one help "
+        "point, with the Gold History before it and the gold evidence of the point-level reward.",
+    fields=(
+        Field("id", "string", "'<sample id>@<help point id>'."),
+        Field("sample_id", "string", "The reviewed training sample the window comes from."),
+    ) + tuple(f for f in PROVENANCE_FIELDS if f.name != "id") + (
+        STREAM_SHA256,
+        Field("window_start", "float64",
+              "First decision time of the rollout (s): the help point's window start minus the "
+              "configured lead, floored to a step, never before 0."),
+        Field("window_end", "float64",
+              "Last decision time of the rollout (s): the window end plus the configured tail, "
+              "never past the stream's last step."),
+        Field("frames", ListOf(IMAGE),
+              "The stream's frames sampled in [window_start, window_end] (1 FPS, JPEG); the source "
+              "stream samples t = 0, 1, 2, … so frames[k] is the frame at window_start + k."),
+        Field("frame_times", ListOf("float64"), "Sampling time of each frame (seconds of the video)."),
+        Field("frame_pts", ListOf("float64"), "Presentation time of the decoded frame (≤ its time)."),
+        Field("steps", ListOf(STEP),
+              "The stream's causal steps in the window (`frame` indexes this row's `frames`)."),
+        Field("history", ListOf(HISTORY_ITEM),
+              "Gold History before the window (model input): the user turns that arrived at earlier "
+              "steps and the gold responses due before window_start."),
+        Field("gold_help_point", "string", "Gold: id of the help point the window is built around."),
+        Field("gold_reward_evidence", ListOf(EVIDENCE),
+              "Gold: the evidence points whose response is due inside the window — what the "
+              "point-level reward (Eq. 2) matches predictions to (N_gt)."),
+    ) + tuple(_gold(f) for f in ANNOTATION_FIELDS) + (
+        Field("review", ListOf(REVIEW), "Review record of the approved version (App. B.3)."),
+    ),
+)
+
 FILTERED = RecordSchema(
     name="streamvibe_filtered",
     version="1.0.0",
@@ -216,7 +310,7 @@ FILTERED = RecordSchema(
     fields=(
         Field("id", "string", "Candidate id."),
         Field("subtype", "string", "Subtype."),
-        Field("filter_name", "string", "review / allocation."),
+        Field("filter_name", "string", "review / allocation / held_out (training split)."),
         Field("filter_reason", "string", "Why, in words."),
         Field("filter_evidence", "string", "Evidence as JSON (review status, rank…)."),
         Field("candidate", "string", "The candidate as canonical JSON."),

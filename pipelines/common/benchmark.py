@@ -33,6 +33,8 @@ class BuildContext:
     staging: Path = Path()
     decisions: list[dict[str, Any]] | None = None  # review benchmarks: None = no decisions yet
     state: dict[str, Any] = field(default_factory=dict)
+    # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
+    splits: tuple[str, ...] = ("test",)
 
     @property
     def version(self) -> str:
@@ -81,7 +83,10 @@ class Benchmark:
     usage: str = ""  # card "Loading" snippet
     schema: RecordSchema
     filtered_schema: RecordSchema
-    split: str = "test"
+    split: str = "test"  # the evaluation split: every release holds it
+    # every split a build can publish; with more than one the driver offers --split (a training
+    # split is always published together with the evaluation split it is held out from)
+    splits: tuple[str, ...] = ("test",)
     default_config: Path = Path()
     group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
     reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
@@ -101,6 +106,11 @@ class Benchmark:
     def groups(self, ctx: BuildContext) -> list[str]:
         """The counts groups every manifest lists, even with no inputs."""
         return []
+
+    def split_of(self, group: str) -> str:
+        """The split a counts group belongs to: a release with several splits counts each apart
+        (manifest ``splits``)."""
+        return self.split
 
     def data_prefix(self, group: str) -> str | None:
         """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""

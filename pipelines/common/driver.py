@@ -5,7 +5,14 @@ pipelines.<benchmark>``); a :class:`~pipelines.common.benchmark.Benchmark` suppl
 its own. The driver owns:
 
 * the command line (``--config``, ``--raw-dir``, ``--out``, ``--decisions`` for reviewed
-  benchmarks, plus the benchmark's own options; anything else goes to Beam) and the config file;
+  benchmarks, ``--split`` for benchmarks with a training split, plus the benchmark's own options;
+  anything else goes to Beam) and the config file;
+* the splits of a release: the evaluation split always, and with ``--split train`` the training
+  split *beside* it, built in the same run from the same sources, review decisions and seeds.
+  Why together: "held out" is a property of a training split *and* the evaluation split it is
+  published with, so the gate that proves it must see both; and a deterministic build gives the
+  evaluation files the same bytes as an evaluation-only build. The manifest counts each split
+  apart (``splits``), the card lists each config with its split;
 * a staging folder beside the release, removed unless published (a killed build's is swept by
   the next one: :func:`exports.release.staging_dir`);
 * running the pipeline on the embedded runner or any Beam runner, with progress lines;
@@ -75,6 +82,11 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
             help="review decisions: a decision-log folder (`annotation.cli pull`) or a JSONL / "
                  "Parquet file of REVIEW_DECISION rows; without it the build stops at the "
                  "pending-review state")
+    if len(benchmark.splits) > 1:
+        parser.add_argument(
+            "--split", choices=benchmark.splits, default=benchmark.split,
+            help=f"{benchmark.split} (default): the evaluation release; another split is published "
+                 f"together with the {benchmark.split} split it is held out from")
     benchmark.add_arguments(parser)
     return parser.parse_known_args(argv)
 
@@ -125,7 +137,9 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     """Build ``benchmark``; return the release (or the pending-review state) folder."""
     args, beam_args = parse_args(benchmark, argv)
     config = benchmark.check_config(load_config(args.config), args.config)
-    ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args)
+    asked = getattr(args, "split", benchmark.split)
+    ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args,
+                       splits=tuple(dict.fromkeys((benchmark.split, asked))))
     if benchmark.reviewed and args.decisions is not None:
         from annotation.decision_log import DecisionLogError, read_decisions
 
@@ -184,13 +198,28 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "config_sha256": config_hash(ctx.config),
         "config": ctx.config,
         "global_seed": ctx.seed,
-        "split": benchmark.split,
+        **split_facts(benchmark, ctx, counts),
         "stages": stages,
         "counts": counts,
         "warnings": fin.warnings,
         "files": files,
         **fin.manifest,
     }
+
+
+def split_facts(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                ) -> dict[str, Any]:
+    """``split`` of a one-split release; a release with several splits lists them and counts
+    each apart (its groups, and inputs / kept / filtered / rejected summed over them)."""
+    if len(ctx.splits) == 1:
+        return {"split": benchmark.split}
+    per: dict[str, Any] = {}
+    for split in ctx.splits:
+        groups = {g: c for g, c in counts.items() if benchmark.split_of(g) == split}
+        per[split] = {"groups": sorted(groups),
+                      **{k: sum(c[k] for c in groups.values())
+                         for k in ("inputs", "kept", "filtered", "rejected")}}
+    return {"split": list(ctx.splits), "splits": per}
 
 
 def gate(benchmark: Benchmark, release: Path, counts: dict[str, dict[str, int]],
@@ -242,10 +271,11 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
 
 
 def print_counts(benchmark: Benchmark, counts: dict[str, dict[str, int]], pending: bool) -> None:
-    head = f"{benchmark.group_label:<12} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}"
+    w = max([12, *map(len, counts)])  # a second split's groups are longer (train/unassigned)
+    head = f"{benchmark.group_label:<{w}} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}"
     print(head + (f" {'pending':>8}" if pending else ""))
     for group, c in counts.items():
-        line = f"{group:<12} {c['inputs']:>7} {c['kept']:>6} {c['filtered']:>9} {c['rejected']:>9}"
+        line = f"{group:<{w}} {c['inputs']:>7} {c['kept']:>6} {c['filtered']:>9} {c['rejected']:>9}"
         print(line + (f" {c.get('pending', 0):>8}" if pending else ""))
 
 

@@ -279,18 +279,21 @@ class WriteFileList(beam.PTransform):
 
 
 class WriteRejections(beam.PTransform):
-    """Every rejection → ``rejected/`` (REJECTION records, several per item allowed)."""
+    """Every rejection → ``rejected/`` (REJECTION records, several per item allowed); a second
+    split of a release writes its own under ``folder`` (e.g. ``train/rejected``)."""
 
-    def __init__(self, staging: str) -> None:
+    def __init__(self, staging: str, folder: str = "rejected") -> None:
         super().__init__()
         self.staging = staging
+        self.folder = folder
 
     def expand(self, rejections):
         from schemas.outcomes import REJECTION
 
+        folder = self.folder
         return (
             _flattened(rejections)
             | "Records" >> beam.Map(lambda r: r.to_record())
-            | "Write" >> WriteShardedParquet(self.staging, lambda r: "rejected", REJECTION, "rejected",
+            | "Write" >> WriteShardedParquet(self.staging, lambda r: folder, REJECTION, "rejected",
                                              unique=False)
         )

@@ -7,6 +7,13 @@ four reviewers on their current version are kept, allocated to the per-subtype t
 serialized. The candidate *ledger* (``<out>/streamvibe/review/ledger.json``) remembers every
 (id, version, content hash), so unchanged candidates keep their version and corrected ones get
 the next (App. B.3: changing an annotation invalidates earlier approvals).
+
+``--split train`` adds the training split (§3.4, App. B.4, Table 18) beside the evaluation split,
+from the training manifest, through the same construction and the same review: its candidates
+need the same four approvals (§3.3: the validated annotations become "causal interaction
+sequences for training and evaluation"), a training video the evaluation split holds is filtered
+(``heldout.py``), and the approved samples become SFT streams and RL seed rows (``training.py``),
+allocated to ``configs/streamvibe/train.yaml``'s targets (Table 18 by default).
 """
 
 from __future__ import annotations
@@ -20,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from core.files import write_json_atomic
-from exports.release import ReleaseError, source_digest
+from exports.release import ReleaseError, source_digest, write_empty_shards
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts, supported_tolerances
-from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
+from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
 from pipelines.streamvibe.review import (
     load_ledger,
     prepare_media,
@@ -34,6 +41,9 @@ from pipelines.streamvibe.review import (
     update_ledger,
 )
 from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, source_files
+from pipelines.streamvibe.train_release import load_train_config, train_finalize
+from pipelines.streamvibe.training import is_train
+from schemas.outcomes import REJECTION
 from schemas.streamvibe import (
     BENCHMARK,
     FILTERED,
@@ -41,6 +51,8 @@ from schemas.streamvibe import (
     SAMPLE,
     SUBTYPES,
     TABLE15_TARGETS,
+    TRAIN_PREFIX,
+    TRAIN_SPLIT,
     config_name,
 )
 
@@ -70,11 +82,18 @@ class StreamVibe(Benchmark):
     default_config = REPO / "configs" / "streamvibe.yaml"
     group_label = "subtype"
     reviewed = True
+    splits = ("test", TRAIN_SPLIT)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--generator", choices=["rule", "gemini"], default=None)
         parser.add_argument("--no-review-media", action="store_true",
                             help="pending state without transcoded review videos")
+        parser.add_argument("--train-config", type=Path,
+                            default=REPO / "configs" / "streamvibe" / "train.yaml",
+                            help="the training split's settings (read with --split train)")
+
+    def split_of(self, group: str) -> str:
+        return TRAIN_SPLIT if group.startswith(TRAIN_PREFIX) else self.split
 
     def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
         targets = config.get("targets") or TABLE15_TARGETS
@@ -114,16 +133,25 @@ class StreamVibe(Benchmark):
         ctx.state.update(root=root, manifest=str(src.get("manifest", "manifest.jsonl")),
                          intents=intents, specs_version=load_intent_specs(intents)[0],
                          gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
+        if TRAIN_SPLIT in ctx.splits:
+            # recorded in this release's manifest (config.train), so its config sha256 covers it
+            ctx.config["train"] = train = load_train_config(ctx.args.train_config, REPO)
+            rl = train["rl_seed"]
+            ctx.state["train"] = TrainConfig(
+                manifest=train["source"]["manifest"], sft_targets=train["sft_targets"],
+                rl_targets=rl["targets"], before_s=rl["before_s"], after_s=rl["after_s"])
 
     def groups(self, ctx: BuildContext) -> list[str]:
-        return list(SUBTYPES)
+        return list(SUBTYPES) + ([TRAIN_PREFIX + st for st in SUBTYPES] if TRAIN_SPLIT in ctx.splits else [])
 
     def data_prefix(self, group: str) -> str | None:
+        # training rows are per pool (SFT streams, RL seed rows per help point): the training
+        # suite checks them against the kept counts (quality.training_frames)
         return f"data/{config_name(group)}" if group in SUBTYPES else None
 
     def describe(self, ctx: BuildContext) -> str:
-        return (f"building {self.name} {ctx.version} from {ctx.state['root']} (generator "
-                f"{ctx.config.get('generator', 'rule')}, "
+        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.state['root']} "
+                f"(generator {ctx.config.get('generator', 'rule')}, "
                 f"{'with' if ctx.decisions is not None else 'no'} review decisions)")
 
     def pipeline(self, p, ctx: BuildContext) -> None:
@@ -135,20 +163,28 @@ class StreamVibe(Benchmark):
             negatives=dict(cfg.get("negatives") or {}, tau_s=max(cfg["tolerances_s"])),
             targets=cfg["targets"],
             review=st["statuses"] is not None,
+            train=st.get("train"),
         ), st["statuses"], st["ledger"])
 
     def after_pipeline(self, ctx: BuildContext) -> None:
         candidates = json.loads((ctx.staging / "_build" / "candidates.json").read_text())
         write_json_atomic(ctx.state["ledger_path"], update_ledger(ctx.state["ledger"], candidates))
         ctx.state["candidates"] = candidates
+        if TRAIN_SPLIT in ctx.splits:  # "nothing filtered / rejected" visible, as at the root
+            write_empty_shards(ctx.staging, ["filtered/train"], FILTERED, "filtered")
+            write_empty_shards(ctx.staging, ["rejected/train"], REJECTION, "rejected")
 
-    def _sources(self, ctx: BuildContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        root, manifest = ctx.state["root"], ctx.state["manifest"]
+    def _sources(self, ctx: BuildContext, split: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(checksums of the split's manifest, task records and videos; its video facts)."""
+        root = ctx.state["root"]
+        manifest = ctx.state["train"].manifest if split == TRAIN_SPLIT else ctx.state["manifest"]
         pairs = [x for x in enumerate_pairs(root, manifest) if isinstance(x, dict)]
-        videos = json.loads((ctx.staging / "_build" / "videos.json").read_text())
+        name = "train_videos.json" if split == TRAIN_SPLIT else "videos.json"
+        videos = json.loads((ctx.staging / "_build" / name).read_text())
+        key = "source_id" if split == TRAIN_SPLIT else "file"
         sources = {"task_records": source_digest(source_files(root, manifest, pairs)),
-                   "videos": source_digest([{"file": v["file"], "sha256": v["sha256"]} for v in videos])}
-        return sources, sorted(videos, key=lambda v: v["file"])
+                   "videos": source_digest([{"file": v[key], "sha256": v["sha256"]} for v in videos])}
+        return sources, sorted(videos, key=lambda v: v[key])
 
     def pending(self, ctx: BuildContext) -> PendingReview:
         cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
@@ -159,21 +195,28 @@ class StreamVibe(Benchmark):
             prepare_media(cands, ctx.state["root"], media)
         sources, videos = self._sources(ctx)
         review = ctx.config.get("review") or {}
+        status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
+                  "review_round": str(review.get("round", "streamvibe-r1"))}
+        if TRAIN_SPLIT in ctx.splits:  # training candidates wait for the same four approvals
+            train_sources, train_videos = self._sources(ctx, TRAIN_SPLIT)
+            status["train"] = {"sources": train_sources, "videos": train_videos,
+                               "candidates": sum(is_train(c["id"]) for c in cands)}
         return PendingReview(
             candidates=cands,
             units=[{"sample_id": u.sample_id, "version": u.version, "task_type": u.task_type,
                     "content": u.content, "media": u.media, "content_hash": u.content_hash}
                    for u in units],
-            status={"sources": sources, "videos": videos, "rubric": "streamvibe",
-                    "review_round": str(review.get("round", "streamvibe-r1"))},
+            status=status,
             media=media)
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
-        from pipelines.streamvibe.quality import suites
+        from pipelines.streamvibe.quality import suites, training_suites
 
-        return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts,
-                      max(manifest["fpr_near"]["tolerances_s"]))
+        test = {g: c for g, c in counts.items() if self.split_of(g) == self.split}
+        out = suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, test,
+                     max(manifest["fpr_near"]["tolerances_s"]))
+        return out + (training_suites(release, manifest["train"], counts) if "train" in manifest else [])
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
@@ -198,7 +241,7 @@ class StreamVibe(Benchmark):
                             "reviewers.")
         sources, videos = self._sources(ctx)
         pointwise_rows = sum(f["rows"] for f in files if f["path"].startswith("pointwise/"))
-        review_states = Counter(s["state"] for s in ctx.state["statuses"].values())
+        review_states = Counter(s["state"] for sid, s in ctx.state["statuses"].items() if not is_train(sid))
         alloc_lines = ["", "## Allocation (Table 15 targets)", "",
                        "| subtype | target | released | shortfall |", "|---|---:|---:|---:|"]
         alloc_lines += [f"| {st} | {a['target']} | {a['released']} | {a['shortfall']} |"
@@ -206,7 +249,7 @@ class StreamVibe(Benchmark):
         pw_lines = ["", f"## Pointwise records (`{POINTWISE.name}`, schema {POINTWISE.version})", "",
                     "| field | description |", "|---|---|"]
         pw_lines += [f"| `{f.name}` | {f.doc} |" for f in POINTWISE.fields]
-        return Finalized(
+        fin = Finalized(
             manifest={
                 "schema": {"sample": {"record": SAMPLE.name, "version": SAMPLE.version},
                            "pointwise": {"record": POINTWISE.name, "version": POINTWISE.version}},
@@ -229,6 +272,10 @@ class StreamVibe(Benchmark):
             card_sections=alloc_lines + probe_card_lines(ctx.config) + pw_lines,
             summary_lines=[f"pointwise rows: {pointwise_rows}"],
         )
+        if TRAIN_SPLIT in ctx.splits:
+            train_sources, train_videos = self._sources(ctx, TRAIN_SPLIT)
+            train_finalize(ctx, counts, fin, train_sources, train_videos, REPO)
+        return fin
 
 
 STREAMVIBE = StreamVibe()

@@ -5,9 +5,17 @@
     → [ReviewGate → Allocate → Serialize (stream/trajectory + pointwise)] → Write
 
 Without reviews the bracketed part is skipped: the build stops at the candidates (the driver
-writes them as the *pending review* state). Every pair ends in exactly one of kept, filtered
-(review, allocation) or rejected (listing, normalize, generate, validate) — or, before review,
-pending — and is counted per subtype for ``inputs = kept + filtered + rejected`` (design.md §Conventions).
+writes them as the *pending review* state). With a training split (``--split train``) the training
+manifest's pairs go through the same steps under ``train/`` ids — plus HoldOut (a training video
+the evaluation manifest holds, by source id or decoded stream, is filtered before generation,
+:mod:`~pipelines.streamvibe.heldout`) — and, once approved, AllocateTraining and SerializeTraining
+(SFT streams, RL seed rows: :mod:`~pipelines.streamvibe.training`); the evaluation elements meet
+exactly the transforms an evaluation-only build applies, so their files keep their bytes.
+
+Every pair ends in exactly one of kept, filtered (review, allocation, held_out) or rejected
+(listing, normalize, generate, validate) — or, before review, pending — and is counted per subtype
+(``train/<subtype>`` in the training split) for ``inputs = kept + filtered + rejected``
+(design.md §Conventions).
 Mirrors :mod:`pipelines.proactivebench.pipeline`: small named transforms, no local state, all
 files through Beam file systems, so any runner works.
 """
@@ -36,18 +44,41 @@ from pipelines.common.transforms import (
     WriteShardedParquet,
 )
 from pipelines.streamvibe.candidates import RuleGenerator, assemble
+from pipelines.streamvibe.heldout import HELD_OUT, matches, source_id, split_video_key, stream_sha256
 from pipelines.streamvibe.negatives import negative_probes
-from pipelines.streamvibe.normalize import VideoFailure, normalize_video
+from pipelines.streamvibe.normalize import NormalizedVideo, VideoFailure, normalize_video
 from pipelines.streamvibe.review import assign_version, evidence_json, gate
 from pipelines.streamvibe.serialize import allocate, pointwise_records, sample_record
 from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, video_key
+from pipelines.streamvibe.training import allocate_training, is_train, rl_seed_rows, sft_record
 from pipelines.streamvibe.validate import validate_candidate
-from schemas.streamvibe import BENCHMARK, FILTERED, POINTWISE, SAMPLE, config_name
+from schemas.streamvibe import (
+    BENCHMARK,
+    FILTERED,
+    POINTWISE,
+    RL_SEED,
+    SAMPLE,
+    SFT_STREAM,
+    TRAIN_PREFIX,
+    TRAIN_SPLIT,
+    config_name,
+)
 
 if TYPE_CHECKING:
     from pipelines.streamvibe.gemini import GeminiSettings
 
 FILTERED_TAG = "filtered"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The training split (configs/streamvibe/train.yaml, resolved by build.py)."""
+
+    manifest: str
+    sft_targets: dict[str, int] = field(hash=False)
+    rl_targets: dict[str, int] = field(hash=False)
+    before_s: float = 8.0
+    after_s: float = 8.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +95,7 @@ class PipelineConfig:
     negatives: dict[str, Any] = field(default_factory=dict, hash=False)
     targets: dict[str, int] = field(default_factory=dict, hash=False)
     review: bool = False  # apply the review gate (a decision log was given)
+    train: TrainConfig | None = field(default=None, hash=False)  # --split train
 
 
 def _reject(err: BadInput, subtype: str, stage: str, item_id: str) -> Rejection:
@@ -139,7 +171,7 @@ class GenerateCandidates(beam.DoFn):
         ok = []
         for pair, video in batch:
             if isinstance(video, VideoFailure):
-                yield TaggedOutput(REJECTED, _reject(video.to_bad_input(), pair["subtype"], "normalize",
+                yield TaggedOutput(REJECTED, _reject(video.to_bad_input(), _subtype(pair), "normalize",
                                                      pair["id"]))
             else:
                 ok.append((pair, video))
@@ -147,12 +179,12 @@ class GenerateCandidates(beam.DoFn):
         neg = self.cfg.negatives
         for (pair, video), raw in zip(ok, raws, strict=True):
             if isinstance(raw, BadInput):
-                yield TaggedOutput(REJECTED, _reject(raw, pair["subtype"], "generate", pair["id"]))
+                yield TaggedOutput(REJECTED, _reject(raw, _subtype(pair), "generate", pair["id"]))
                 continue
             try:
                 cand = validate_candidate(assemble(pair, video, raw, self.generator))
             except BadInput as err:
-                yield TaggedOutput(REJECTED, _reject(err, pair["subtype"], "validate", pair["id"]))
+                yield TaggedOutput(REJECTED, _reject(err, _subtype(pair), "validate", pair["id"]))
                 continue
             cand["negative_probes"] = negative_probes(
                 cand, seed=self.cfg.seed, per_sample=int(neg.get("per_sample", 4)),
@@ -201,7 +233,91 @@ class Allocate(beam.DoFn):
 
 
 def _video_key_of(c: dict[str, Any]) -> str:
-    return f"{c['source_collection']}/{c['source_video_id']}"
+    return split_video_key(c, f"{c['source_collection']}/{c['source_video_id']}")
+
+
+def _pair_key(x: dict[str, Any]) -> str:
+    return split_video_key(x, video_key(x))
+
+
+def video_stream_sha256(video: NormalizedVideo) -> str:
+    """The held-out content key of a normalized video (its frames are blob references, which
+    carry the sha256 of their bytes)."""
+    return stream_sha256(video.frame_times, (f.sha256 for f in video.frames))
+
+
+def _into_train(x: Any) -> Any:
+    """A pair or listing rejection of the training manifest, under the training split's ids and
+    counts groups."""
+    if isinstance(x, Rejection):
+        return dataclasses.replace(x, environment=TRAIN_PREFIX + x.environment)
+    return dict(x, id=TRAIN_PREFIX + x["id"])
+
+
+KEY_NAMES = {"source_id": "source id", "stream_sha256": "decoded 1 FPS stream"}
+
+
+class HoldOut(beam.DoFn):
+    """Training pairs whose source video the evaluation manifest holds (by source id or decoded
+    stream) → filtered ``held_out`` with the match; everything else passes (heldout.py)."""
+
+    def process(self, element, test_ids, test_streams):
+        pair, video = element
+        if not is_train(pair["id"]):
+            yield element
+            return
+        sid = video_key(pair)
+        content = None if isinstance(video, VideoFailure) else video_stream_sha256(video)
+        found = matches(sid, content, test_ids, test_streams)
+        if not found:
+            yield element
+            return
+        by = " and ".join(sorted({KEY_NAMES[m["by"]] for m in found}))
+        yield TaggedOutput(FILTERED_TAG, {
+            "id": pair["id"], "subtype": pair["subtype"], "filter_name": HELD_OUT,
+            "filter_reason": f"the evaluation split holds this source video (same {by})",
+            "filter_evidence": canonical_json({"source_id": sid, "stream_sha256": content,
+                                               "matches": found}),
+            "candidate": canonical_json(pair)})
+
+
+class AllocateTraining(beam.DoFn):
+    """(category, approved training candidates) → SFT or RL seed samples up to the category's
+    targets (Table 18); the rest filtered as ``allocation`` (training.allocate_training)."""
+
+    def __init__(self, train: TrainConfig, seed: int) -> None:
+        self.train = train
+        self.seed = seed
+
+    def process(self, element):
+        category, cands = element
+        cands = list(cands)
+        sft_target = int(self.train.sft_targets.get(category, 0))
+        rl_target = int(self.train.rl_targets.get(category, 0))
+        sft, rl, _over = allocate_training(cands, sft_target, rl_target, self.seed)
+        for c in sorted(cands, key=lambda c: c["id"]):
+            if c["id"] in rl:
+                yield dict(c, train_use="rl", rl_points=rl[c["id"]])
+            elif c["id"] in sft:
+                yield dict(c, train_use="sft", rl_points=[])
+            else:
+                yield TaggedOutput(FILTERED_TAG, _filtered(
+                    c, "allocation",
+                    f"over the training targets of {category} (SFT {sft_target} samples, RL "
+                    f"{rl_target} help points; Table 18 unless configured)",
+                    canonical_json({"sft_target": sft_target, "rl_target": rl_target,
+                                    "approved": len(cands)})))
+
+
+def _serialize_train(key, grouped, before_s: float, after_s: float):
+    videos = [v for v in grouped["video"] if not isinstance(v, VideoFailure)]
+    for cand in grouped["cand"]:
+        rec = sft_record(cand, videos[0], cand.get("review", []), video_stream_sha256(videos[0]))
+        if cand["train_use"] == "sft":
+            yield "sft", rec
+        else:
+            for row in rl_seed_rows(rec, cand["rl_points"], before_s, after_s):
+                yield "rl", row
 
 
 def _serialize(key, grouped):
@@ -214,46 +330,89 @@ def _serialize(key, grouped):
 
 
 def _subtype(x: Any) -> str:
-    """Counts group of a pair, candidate or rejection: its intent subtype."""
-    return x.environment if isinstance(x, Rejection) else x["subtype"]
+    """Counts group of a pair, candidate or rejection: its intent subtype (``train/<subtype>`` in
+    the training split)."""
+    if isinstance(x, Rejection):
+        return x.environment
+    return (TRAIN_PREFIX if is_train(x["id"]) else "") + x["subtype"]
+
+
+def _by_split(x: Any, _n: int) -> int:
+    """Partition index: 0 evaluation, 1 training."""
+    return int(_subtype(x).startswith(TRAIN_PREFIX))
+
+
+def _enumerate(p: beam.Pipeline, root: str, manifest: str, train: bool, label: str):
+    """(pairs, listing rejections) of one split's source manifest."""
+    listed = (
+        p
+        | f"Start{label}" >> beam.Create([root])
+        | f"Enumerate{label}" >> beam.FlatMap(
+            lambda r: (_into_train(x) if train else x for x in enumerate_pairs(r, manifest)))
+        | f"SplitListing{label}" >> beam.ParDo(_Split()).with_outputs(REJECTED, main="pairs")
+    )
+    return listed.pairs, listed[REJECTED]
 
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, Any] | None = None,
                    ledger: dict[str, list[dict[str, Any]]] | None = None) -> None:
-    listed = (
-        p
-        | "Start" >> beam.Create([cfg.root])
-        | "Enumerate" >> beam.FlatMap(lambda root: enumerate_pairs(root, cfg.manifest))
-        | "SplitListing" >> beam.ParDo(_Split()).with_outputs(REJECTED, main="pairs")
-    )
-    pairs = listed.pairs
+    pairs, listing_rejected = _enumerate(p, cfg.root, cfg.manifest, False, "")
+    rejected = [listing_rejected]
+    train_rejected: list[Any] = []
+    train_filtered: list[Any] = []
+    if cfg.train is not None:
+        train_pairs, train_listing = _enumerate(p, cfg.root, cfg.train.manifest, True, "Train")
+        listing_rejected = (listing_rejected, train_listing) | "AllListingRejected" >> beam.Flatten()
+        train_rejected.append(train_listing)
+        test_pairs = pairs
+        pairs = (pairs, train_pairs) | "AllPairs" >> beam.Flatten()
     counts = [pairs | "CountPairs" >> CountAs("enumerated", _subtype),
-              listed[REJECTED] | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
-    rejected = [listed[REJECTED]]
+              listing_rejected | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
 
     total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
     videos = (
         pairs
-        | "VideoPaths" >> beam.Map(lambda x: (video_key(x), x["video"]))
+        | "VideoPaths" >> beam.Map(lambda x: (_pair_key(x), x["video"]))
         | "DistinctVideos" >> beam.Distinct()
         | "SpreadVideos" >> beam.Reshuffle()
         | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames, f"{cfg.staging}/_build/blobs"))
     )
     joined = (
-        {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (video_key(x), x)), "video": videos}
+        {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (_pair_key(x), x)), "video": videos}
         | "JoinVideos" >> beam.CoGroupByKey()
         | "PairWithVideo" >> beam.FlatMap(
             lambda kv: [(pair, (kv[1]["video"] or [VideoFailure("?", "video", "not normalized")])[0])
                         for pair in kv[1]["pair"]])
         | "ProgressPairs" >> beam.ParDo(ReportProgress("video-request pairs"), total=total)
     )
+    if cfg.train is not None:
+        # every video the evaluation manifest lists, released or not (heldout.py)
+        test_ids = (test_pairs | "TestIds" >> beam.Map(lambda x: (video_key(x), True))
+                    | "OneTestId" >> beam.Distinct())
+        test_streams = (
+            videos
+            | "TestVideos" >> beam.Filter(lambda kv: not kv[0].startswith(TRAIN_PREFIX)
+                                          and not isinstance(kv[1], VideoFailure))
+            | "TestStreams" >> beam.MapTuple(lambda k, v: (video_stream_sha256(v), source_id(k)))
+            | "OneSourcePerStream" >> beam.CombinePerKey(min)
+        )
+        held = joined | "HoldOut" >> beam.ParDo(
+            HoldOut(), test_ids=AsDict(test_ids), test_streams=AsDict(test_streams)).with_outputs(
+            FILTERED_TAG, main="kept")
+        joined = held.kept
+        train_filtered.append(held[FILTERED_TAG])
     batch = cfg.gemini.batch_size if cfg.generator == "gemini" and cfg.gemini else 16
     generated = (
         joined
         | "Batch" >> beam.BatchElements(min_batch_size=1, max_batch_size=batch)
         | "Generate" >> beam.ParDo(GenerateCandidates(cfg)).with_outputs(REJECTED, main="cands")
     )
-    rejected.append(generated[REJECTED])
+    if cfg.train is None:
+        rejected.append(generated[REJECTED])
+    else:
+        gen_test, gen_train = generated[REJECTED] | "GenRejectedBySplit" >> beam.Partition(_by_split, 2)
+        rejected.append(gen_test)
+        train_rejected.append(gen_train)
     counts.append(generated[REJECTED] | "CountGenRejected" >> CountAs("candidate_rejected", _subtype))
     ledger_pc = p | "Ledger" >> beam.Create(sorted((ledger or {}).items()))
     cands = generated.cands | "Version" >> beam.Map(
@@ -267,15 +426,22 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         status_pc = p | "Statuses" >> beam.Create(sorted((statuses or {}).items()))
         gated = cands | "ReviewGate" >> beam.ParDo(ReviewGate(), statuses=AsDict(status_pc)).with_outputs(
             FILTERED_TAG, main="approved")
+        approved, review_filtered = gated.approved, gated[FILTERED_TAG]
+        if cfg.train is not None:
+            approved, approved_train = approved | "ApprovedBySplit" >> beam.Partition(_by_split, 2)
+            review_filtered, review_train = (review_filtered
+                                             | "ReviewedBySplit" >> beam.Partition(_by_split, 2))
+            train_filtered.append(review_train)
+            files += _training(cfg, cfg.train, approved_train, videos, train_filtered, counts)
         allocated = (
-            gated.approved
+            approved
             | "BySubtype" >> beam.Map(lambda c: (c["subtype"], c))
             | "GroupSubtype" >> beam.GroupByKey()
             | "Allocate" >> beam.ParDo(Allocate(dict(cfg.targets), cfg.seed)).with_outputs(
                 FILTERED_TAG, main="kept")
         )
         kept = allocated.kept
-        filtered = (gated[FILTERED_TAG], allocated[FILTERED_TAG]) | "AllFiltered" >> beam.Flatten()
+        filtered = (review_filtered, allocated[FILTERED_TAG]) | "AllFiltered" >> beam.Flatten()
         counts += [kept | "CountKept" >> CountAs("kept", _subtype),
                    filtered | "CountFiltered" >> CountAs("filtered", _subtype)]
         records = (
@@ -294,15 +460,63 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
                 cfg.staging, lambda r: "filtered", FILTERED, "filtered"),
         ]
     files.append(tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging))
+    if cfg.train is not None:  # held_out, review and allocation; a pending build has held_out only
+        held_out_or_filtered = tuple(train_filtered) | "AllTrainFiltered" >> beam.Flatten()
+        counts.append(held_out_or_filtered | "CountTrainFiltered" >> CountAs("filtered", _subtype))
+        files += [
+            held_out_or_filtered | "WriteTrainFiltered" >> WriteShardedParquet(
+                cfg.staging, lambda r: "filtered/train", FILTERED, "filtered"),
+            tuple(train_rejected) | "WriteTrainRejected" >> WriteRejections(cfg.staging, "rejected/train"),
+        ]
     tuple(files) | "FileList" >> WriteFileList(cfg.staging)
     tuple(counts) | "CountOutcomes" >> CountOutcomes(cfg.staging)
+    facts = videos | "VideoFacts" >> beam.MapTuple(lambda k, v: {
+        "environment": "videos", "file": k,
+        "sha256": v.sha256 if not isinstance(v, VideoFailure) else f"unreadable: {v.reason}",
+        "duration_s": getattr(v, "duration_s", 0.0), "header_frames": getattr(v, "header_frames", 0),
+        "decodable_frames": getattr(v, "decodable_frames", 0)})
+    if cfg.train is None:
+        facts | "WriteVideos" >> WriteJson(f"{cfg.staging}/_build/videos.json")
+        return
+    (facts | "TestVideoFacts" >> beam.Filter(lambda f: not f["file"].startswith(TRAIN_PREFIX))
+     | "WriteVideos" >> WriteJson(f"{cfg.staging}/_build/videos.json"))
     (
         videos
-        | "VideoFacts" >> beam.MapTuple(lambda k, v: {
-            "environment": "videos", "file": k,
+        | "TrainVideos" >> beam.Filter(lambda kv: kv[0].startswith(TRAIN_PREFIX))
+        | "TrainVideoFacts" >> beam.MapTuple(lambda k, v: {
+            "source_id": source_id(k),
             "sha256": v.sha256 if not isinstance(v, VideoFailure) else f"unreadable: {v.reason}",
-            "duration_s": getattr(v, "duration_s", 0.0), "header_frames": getattr(v, "header_frames", 0),
-            "decodable_frames": getattr(v, "decodable_frames", 0)})
-        | "WriteVideos" >> WriteJson(f"{cfg.staging}/_build/videos.json")
+            "stream_sha256": None if isinstance(v, VideoFailure) else video_stream_sha256(v),
+            "duration_s": getattr(v, "duration_s", 0.0)})
+        | "WriteTrainVideos" >> WriteJson(f"{cfg.staging}/_build/train_videos.json")
     )
 
+
+def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, filtered: list[Any],
+              counts: list[Any]) -> list[Any]:
+    """Approved training candidates → SFT streams and RL seed rows (training.py); returns the
+    writers' file facts, adds the over-target candidates to ``filtered`` and the kept to ``counts``."""
+    allocated = (
+        approved
+        | "ByCategory" >> beam.Map(lambda c: (c["category"], c))
+        | "GroupCategory" >> beam.GroupByKey()
+        | "AllocateTraining" >> beam.ParDo(AllocateTraining(train, cfg.seed)).with_outputs(
+            FILTERED_TAG, main="kept")
+    )
+    filtered.append(allocated[FILTERED_TAG])
+    counts.append(allocated.kept | "CountKeptTrain" >> CountAs("kept", _subtype))
+    records = (
+        {"cand": allocated.kept | "KeyKeptTrain" >> beam.Map(lambda c: (_video_key_of(c), c)),
+         "video": videos}
+        | "JoinTrainVideos" >> beam.CoGroupByKey()
+        | "SerializeTraining" >> beam.FlatMapTuple(
+            lambda key, grouped: _serialize_train(key, grouped, train.before_s, train.after_s))
+    )
+    sft = records | "Sft" >> beam.Filter(lambda kv: kv[0] == "sft") | "SftValues" >> beam.Values()
+    rl = records | "Rl" >> beam.Filter(lambda kv: kv[0] == "rl") | "RlValues" >> beam.Values()
+    return [
+        sft | "WriteSft" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"sft/{config_name(r['subtype'])}", SFT_STREAM, TRAIN_SPLIT),
+        rl | "WriteRlSeed" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"rl_seed/{r['category']}", RL_SEED, TRAIN_SPLIT),
+    ]

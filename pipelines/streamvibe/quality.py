@@ -21,6 +21,9 @@ What must hold in every release (StreamVibe §3.1, App. B.2, Table 15; design.md
   R ≥ 2), pointwise labels agreeing with the probe type and every pointwise row joining a
   released sample.
 
+A release with a training split adds the suites of that split (SFT streams, RL seeds, allocation,
+and held out: :func:`training_suites`, described above it).
+
 great_expectations' core expectations do not work on list columns (design.md §Environment), so each structural
 rule is a derived boolean column checked with ``ExpectColumnValuesToBeInSet([True])``.
 """
@@ -36,8 +39,16 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from exports.quality import Suite
-from pipelines.streamvibe.causality import pointwise_violations, stream_violations
-from schemas.streamvibe import SAMPLE, SUBTYPES
+from pipelines.streamvibe.causality import (
+    label_violations,
+    pointwise_violations,
+    rollout_source,
+    rollout_violations,
+    stream_violations,
+)
+from pipelines.streamvibe.heldout import frames_stream_sha256
+from pipelines.streamvibe.training import due_step
+from schemas.streamvibe import DECISIONS, RL_SEED, SAMPLE, SFT_STREAM, SUBTYPES, TRAIN_PREFIX
 
 EPS = 1e-6
 
@@ -171,3 +182,145 @@ def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, i
     ids = sorted(frames["samples"]["id"])
     return [Suite(f"streamvibe_{name}", frame, _expectations(name, ids), "id")
             for name, frame in frames.items()]
+
+
+# -- the training split -----------------------------------------------------------------------
+#
+# What must hold in every release with a training split (StreamVibe §3.3, §4.2, App. B.4; docs
+# /streamvibe.md §Training split), on top of the evaluation suites above:
+#
+# * SFT streams: the same stream rules (causal, truncation invariance of every step), and labels
+#   that are truncation-invariant too (the label of step t from the record cut *through* t),
+#   consistent (``response`` exactly when responses are due) and complete (every evidence point
+#   labelled at exactly one step); the stored content key is the hash of the released frames;
+# * RL seeds: the window holds its help point, the reward evidence is exactly what is due in the
+#   window, the window's frames are its steps, every step and the Gold History truncation-
+#   invariant, and no sample feeds both SFT and RL (App. B.4: a "separate" seed pool);
+# * allocation: no category or group above its Table 18 target; per training subtype ``inputs =
+#   kept + filtered + rejected`` and kept = the samples released in SFT and RL;
+# * held out: no training source video matches a released evaluation video by source id or by
+#   decoded stream — the evaluation side recomputed here from the released frames.
+
+TRAIN_BOOL_COLUMNS = {
+    "sft": ("windows_ordered", "windows_inside_video", "points_per_intent", "causal",
+            "truncation_invariant", "labels_truncation_invariant", "labels_consistent",
+            "every_point_labelled_once", "stream_hash_matches_frames", "within_allocation"),
+    "rl_seed": ("window_holds_help_point", "reward_evidence_is_due_in_window", "frames_are_the_window",
+                "truncation_invariant", "not_in_sft", "within_allocation"),
+    "held_out": ("source_id_held_out", "stream_held_out"),
+    "train_counts": ("inputs_accounted", "kept_equals_released"),
+}
+
+
+def _frames_hashes(files: list[Path]) -> dict[str, str]:
+    """id → stream sha256 recomputed from the released frames, one row group at a time (the gate
+    never holds more than a batch of frame bytes)."""
+    out = {}
+    for f in files:
+        for batch in pq.ParquetFile(f).iter_batches(columns=["id", "frame_times", "frames"], batch_size=8):
+            for r in batch.to_pylist():
+                out[r["id"]] = frames_stream_sha256(r["frame_times"], [x["bytes"] for x in r["frames"]])
+    return out
+
+
+def _labels_ok(r: dict[str, Any]) -> bool:
+    return all(s["gold_decision"] in DECISIONS
+               and (s["gold_decision"] == "response") == bool(s["gold_responses"]) for s in r["steps"])
+
+
+def _labelled_once(r: dict[str, Any]) -> bool:
+    labelled = sorted(x["evidence_id"] for s in r["steps"] for x in s["gold_responses"])
+    return labelled == sorted(p["id"] for p in r["gold_evidence"])
+
+
+def _window_ok(row: dict[str, Any]) -> tuple[bool, bool, bool]:
+    rec = rollout_source(row)
+    times = rec["frame_times"]
+    start, end = row["window_start"], row["window_end"]
+    anchor = next((p for p in row["gold_evidence"] if p["id"] == row["gold_help_point"]), None)
+    holds = anchor is not None and start - EPS <= due_step(anchor, times) <= end + EPS
+    due = [p for p in row["gold_evidence"] if start - EPS <= due_step(p, times) <= end + EPS]
+    frames = list(row["frame_times"]) == [s["t"] for s in row["steps"]] == [
+        t for t in times if start - EPS <= t <= end + EPS]
+    return holds, list(row["gold_reward_evidence"]) == due, frames
+
+
+def read_training(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(SFT streams, RL seed rows) of a release, without frame bytes."""
+    def read(sub: str, names: list[str]) -> list[dict[str, Any]]:
+        cols = [n for n in names if n != "frames"]
+        return [r for f in sorted((release / sub).glob("*/*.parquet"))
+                for r in pq.read_table(f, columns=cols).to_pylist()]
+
+    return read("sft", SFT_STREAM.names), read("rl_seed", RL_SEED.names)
+
+
+def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]
+                    ) -> dict[str, pd.DataFrame]:
+    """The training split's batches; ``train`` is the manifest's ``train`` section."""
+    sft, rl = read_training(release)
+    test, _ = read_release(release)
+    sft_targets = {k: v["target"] for k, v in train["sft"]["allocation"].items()}
+    rl_targets = {k: v["target"] for k, v in train["rl_seed"]["allocation"].items()}
+    hashes = _frames_hashes(sorted((release / "sft").glob("*/*.parquet")))
+    test_streams = _frames_hashes(sorted((release / "data").glob("*/*.parquet")))
+    per_cat = Counter(r["category"] for r in sft)
+    per_group = Counter(r["category"] for r in rl)
+    sft_ids = {r["id"] for r in sft}
+    windows = [_window_ok(r) for r in rl]
+    frames = {
+        "sft": pd.DataFrame({
+            "id": [r["id"] for r in sft],
+            "windows_ordered": [_windows_ok(r) for r in sft],
+            "windows_inside_video": [_inside_ok(r) for r in sft],
+            "points_per_intent": [_points_ok(r) for r in sft],
+            "causal": [_causal_ok(r) for r in sft],
+            "truncation_invariant": [not stream_violations(r) for r in sft],
+            "labels_truncation_invariant": [not label_violations(r) for r in sft],
+            "labels_consistent": [_labels_ok(r) for r in sft],
+            "every_point_labelled_once": [_labelled_once(r) for r in sft],
+            "stream_hash_matches_frames": [hashes.get(r["id"]) == r["stream_sha256"] for r in sft],
+            "within_allocation": [per_cat[r["category"]] <= sft_targets.get(r["category"], 0) for r in sft],
+        }, columns=["id", *TRAIN_BOOL_COLUMNS["sft"]]),
+        "rl_seed": pd.DataFrame({
+            "id": [r["id"] for r in rl],
+            "window_holds_help_point": [w[0] for w in windows],
+            "reward_evidence_is_due_in_window": [w[1] for w in windows],
+            "frames_are_the_window": [w[2] for w in windows],
+            "truncation_invariant": [not rollout_violations(r) for r in rl],
+            "not_in_sft": [r["sample_id"] not in sft_ids for r in rl],
+            "within_allocation": [per_group[r["category"]] <= rl_targets.get(r["category"], 0) for r in rl],
+        }, columns=["id", *TRAIN_BOOL_COLUMNS["rl_seed"]]),
+    }
+    test_ids = {f"{r['source_collection']}/{r['source_video_id']}" for r in test}
+    test_hashes = set(test_streams.values())
+    sources = sorted({(f"{r['source_collection']}/{r['source_video_id']}", r["stream_sha256"])
+                      for r in [*sft, *rl]})
+    frames["held_out"] = pd.DataFrame({
+        "id": [f"{sid} {h[:12]}" for sid, h in sources],
+        "source_id_held_out": [sid not in test_ids for sid, _ in sources],
+        "stream_held_out": [h not in test_hashes for _, h in sources],
+    }, columns=["id", *TRAIN_BOOL_COLUMNS["held_out"]])
+    rl_samples = {(r["sample_id"], r["subtype"]) for r in rl}
+    released = Counter(r["subtype"] for r in sft) + Counter(st for _, st in rl_samples)
+    frames["train_counts"] = pd.DataFrame(
+        [{"id": g, "inputs_accounted": c["inputs"] == c["kept"] + c["filtered"] + c["rejected"],
+          "kept_equals_released": c["kept"] == released.get(g.removeprefix(TRAIN_PREFIX), 0)}
+         for g, c in sorted(counts.items()) if g.startswith(TRAIN_PREFIX)],
+        columns=["id", *TRAIN_BOOL_COLUMNS["train_counts"]])
+    return frames
+
+
+def training_suites(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]) -> list[Suite]:
+    """The suites of a release's training split (module section above)."""
+    import great_expectations.expectations as gxe
+
+    out = []
+    for name, frame in training_frames(release, train, counts).items():
+        exps = [gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": f"{name}: unique ids"})]
+        exps += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True],
+                                                 meta={"check": c.replace("_", " ")})
+                 for c in TRAIN_BOOL_COLUMNS[name]]
+        out.append(Suite(f"streamvibe_train_{name}" if name != "held_out" else "streamvibe_held_out",
+                         frame, exps, "id"))
+    return out

@@ -1,0 +1,51 @@
+"""The shared driver's splits (``pipelines/common/driver.py``): ``--split`` exists only for a
+benchmark that declares more than its evaluation split, a training split is always published with
+the evaluation split, and a release with several splits counts each apart in its manifest."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from pipelines.common.benchmark import Benchmark, BuildContext
+from pipelines.common.driver import parse_args, split_facts
+
+
+class WithTraining(Benchmark):
+    """A benchmark that declares a training split (as StreamVibe does)."""
+
+    name = "with-training"
+    splits = ("test", "train")
+
+    def split_of(self, group: str) -> str:
+        return "train" if group.startswith("train/") else self.split
+
+
+def _ctx(splits: tuple[str, ...]) -> BuildContext:
+    return BuildContext({"version": "1.0.0"}, Path("c.yaml"), Path("raw"), Path("out"),
+                        argparse.Namespace(), splits=splits)
+
+
+def test_split_option_only_where_a_benchmark_has_a_training_split(capsys):
+    assert parse_args(WithTraining(), ["--raw-dir", "raw", "--split", "train"])[0].split == "train"
+    assert parse_args(WithTraining(), ["--raw-dir", "raw"])[0].split == "test"
+    with pytest.raises(SystemExit):
+        parse_args(WithTraining(), ["--raw-dir", "raw", "--split", "validation"])
+    assert "invalid choice" in capsys.readouterr().err
+    args, beam = parse_args(Benchmark(), ["--raw-dir", "raw", "--split", "train"])
+    assert not hasattr(args, "split") and beam == ["--split", "train"]  # unknown: Beam's
+
+
+def test_manifest_counts_each_split_apart():
+    counts = {"I": {"inputs": 3, "kept": 2, "filtered": 0, "rejected": 1},
+              "R": {"inputs": 4, "kept": 2, "filtered": 1, "rejected": 1},
+              "train/I": {"inputs": 5, "kept": 4, "filtered": 1, "rejected": 0}}
+    bench = WithTraining()
+    assert split_facts(bench, _ctx(("test",)), counts) == {"split": "test"}
+    assert split_facts(bench, _ctx(("test", "train")), counts) == {
+        "split": ["test", "train"],
+        "splits": {"test": {"groups": ["I", "R"], "inputs": 7, "kept": 4, "filtered": 1, "rejected": 2},
+                   "train": {"groups": ["train/I"], "inputs": 5, "kept": 4, "filtered": 1, "rejected": 0}}}
+    assert Benchmark().split_of("anything") == "test"
