@@ -6,6 +6,7 @@
     benchforge check out/proactivebench/2.0.0            # any benchmark's release
     benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
+    benchforge diff <old release> <new release> [--out DIR] [--json]
 
 The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
 ``--decisions``); the Make targets are thin wrappers around these commands.
@@ -71,7 +72,7 @@ def check(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = ("build", "check", "review", "export")
+    commands = ("build", "check", "review", "export", "diff")
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(__doc__, file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
@@ -85,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command == "check":
         return check(rest)
+    if command == "diff":
+        from pipelines.export_commands import diff
+
+        return diff(rest)
     if command == "review":
         from annotation.cli import main as review_main
 
