@@ -6,6 +6,7 @@
     benchforge check out/proactivebench/2.0.0            # any benchmark's release
     benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
+    benchforge export croissant <release> [<folder>]
     benchforge diff <old release> <new release> [--out DIR] [--json]
 
 The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
@@ -98,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.proactivebench.compat import main as compat_main
 
         return int(compat_main(rest[1:]) or 0)
-    raise SystemExit("benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]")
+    if rest[:1] == ["croissant"]:
+        from pipelines.export_commands import croissant
+
+        return croissant(rest[1:])
+    raise SystemExit("benchforge export compat-proactivebench|croissant … (benchforge --help)")
 
 
 if __name__ == "__main__":

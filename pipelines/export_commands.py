@@ -37,3 +37,37 @@ def diff(argv: list[str]) -> int:
         for path in write_diff(result, args.out):
             print(f"wrote {path}", file=sys.stderr)
     return 1 if result.verdict == "too small" else 0
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def citation(benchmark_name: str) -> str:
+    """The BibTeX entry of the paper that defines ``benchmark_name`` (CITATIONS.bib)."""
+    from exports.croissant import bibtex_entry
+    from pipelines.cli import benchmark
+
+    key = benchmark(benchmark_name).citation_key
+    return bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), key) if key else ""
+
+
+def croissant(argv: list[str]) -> int:
+    """``benchforge export croissant <release> [<folder>]``: Croissant metadata of a release,
+    written next to it (default) or into ``<folder>``, which must contain the release (Croissant
+    paths are relative to the JSON file)."""
+    from exports.croissant import write_croissant
+    from exports.release_files import read_release
+
+    parser = argparse.ArgumentParser(prog="benchforge export croissant", description=croissant.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?", default=None,
+                        help="where croissant.json goes (default: the folder holding the release)")
+    args = parser.parse_args(argv)
+    try:
+        path = write_croissant(args.release, args.folder,
+                               citation=citation(read_release(args.release).benchmark))
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
