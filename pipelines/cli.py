@@ -7,6 +7,7 @@
     benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
     benchforge export croissant <release> [<folder>]
+    benchforge export vlmevalkit <release> <out> [--hints]
     benchforge diff <old release> <new release> [--out DIR] [--json]
 
 The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
@@ -99,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.proactivebench.compat import main as compat_main
 
         return int(compat_main(rest[1:]) or 0)
-    if rest[:1] == ["croissant"]:
-        from pipelines.export_commands import croissant
+    if rest[:1] in (["croissant"], ["vlmevalkit"]):
+        from pipelines import export_commands
 
-        return croissant(rest[1:])
-    raise SystemExit("benchforge export compat-proactivebench|croissant … (benchforge --help)")
+        return int(getattr(export_commands, rest[0])(rest[1:]))
+    raise SystemExit("benchforge export compat-proactivebench|croissant|vlmevalkit … (benchforge --help)")
 
 
 if __name__ == "__main__":

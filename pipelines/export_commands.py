@@ -71,3 +71,25 @@ def croissant(argv: list[str]) -> int:
         return 2
     print(f"wrote {path}")
     return 0
+
+
+def vlmevalkit(argv: list[str]) -> int:
+    """``benchforge export vlmevalkit <release> <out> [--hints]``: VLMEvalKit image-MCQ TSVs
+    (with their MD5) of the single-turn view of a release — ProactiveBench's first turns."""
+    from pipelines.proactivebench.vlmevalkit import export
+
+    parser = argparse.ArgumentParser(prog="benchforge export vlmevalkit", description=vlmevalkit.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("out", type=Path, help="folder for the TSVs (copy them into $LMUData)")
+    parser.add_argument("--hints", action="store_true", help="fill the hint column (§4.3 setting)")
+    args = parser.parse_args(argv)
+    try:
+        report = export(args.release, args.out, hints=args.hints)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    for name, ds in report["datasets"].items():
+        print(f"{name}.tsv  {ds['rows']} rows  options {ds['option_letters']}  md5 {ds['md5']}")
+    if report["left_out"]:
+        print(f"left out {len(report['left_out'])} episodes (reasons in {args.out / 'vlmevalkit.json'})")
+    return 0
