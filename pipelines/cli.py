@@ -8,6 +8,7 @@
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
     benchforge export croissant <release> [<folder>]
     benchforge export vlmevalkit <release> <out> [--hints]
+    benchforge export lmms-eval <release> <out> [--hint] [--video-root DIR] [--content-judge …] [--tau S]
     benchforge diff <old release> <new release> [--out DIR] [--json]
 
 The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
@@ -100,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.proactivebench.compat import main as compat_main
 
         return int(compat_main(rest[1:]) or 0)
-    if rest[:1] in (["croissant"], ["vlmevalkit"]):
+    if rest[:1] in (["croissant"], ["vlmevalkit"], ["lmms-eval"]):
         from pipelines import export_commands
 
-        return int(getattr(export_commands, rest[0])(rest[1:]))
-    raise SystemExit("benchforge export compat-proactivebench|croissant|vlmevalkit … (benchforge --help)")
+        return int(getattr(export_commands, rest[0].replace("-", "_"))(rest[1:]))
+    raise SystemExit("benchforge export compat-proactivebench|croissant|vlmevalkit|lmms-eval … "
+                     "(benchforge --help)")
 
 
 if __name__ == "__main__":

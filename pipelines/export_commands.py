@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from importlib import import_module
 from pathlib import Path
 
 
@@ -92,4 +93,45 @@ def vlmevalkit(argv: list[str]) -> int:
         print(f"{name}.tsv  {ds['rows']} rows  options {ds['option_letters']}  md5 {ds['md5']}")
     if report["left_out"]:
         print(f"left out {len(report['left_out'])} episodes (reasons in {args.out / 'vlmevalkit.json'})")
+    return 0
+
+
+# The modules the lmms-eval hooks import, shipped with every export (exports/lmms_eval.py): the
+# same set for every benchmark, so tasks of several exports can run in one lmms-eval process.
+LMMS_EVAL_VENDORED = [
+    "filtering/parsing.py", "pipelines/proactivebench/pools.py", "pipelines/proactivebench/scoring.py",
+    "pipelines/streamvibe/scoring.py", "core/errors.py", "pipelines/proready/ars.py",
+    "core/media/video.py",
+]
+
+
+def lmms_eval(argv: list[str]) -> int:
+    """``benchforge export lmms-eval <release> <out>``: lmms-eval task folders (one task per
+    config) that read the local release and score with benchforge's metric functions."""
+    from exports.lmms_eval import write_task_folder
+    from exports.release_files import read_release
+
+    parser = argparse.ArgumentParser(prog="benchforge export lmms-eval", description=lmms_eval.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("out", type=Path, help="tasks go to <out>/<benchmark>/ (pass it to "
+                                               "lmms-eval as --include_path)")
+    parser.add_argument("--hint", action="store_true", help="ProactiveBench: append the hint (§4.3)")
+    parser.add_argument("--video-root", type=Path, default=None,
+                        help="ProReady-QA: folder the items' video_file paths are relative to")
+    parser.add_argument("--content-judge", choices=("none", "exact_reference"), default="none",
+                        help="StreamVibe / ProReady-QA: how a response's content is judged "
+                             "(docs/exports.md); the papers' LLM judges need the network")
+    parser.add_argument("--tau", type=float, default=2.0, help="StreamVibe: matching tolerance (s)")
+    args = parser.parse_args(argv)
+    try:
+        release = read_release(args.release)
+        module = import_module(f"pipelines.{release.benchmark}.lmms_eval")
+        tasks = module.tasks(release, **{k: getattr(args, k) for k in module.OPTIONS})
+        report = write_task_folder(release, args.out.resolve(), release.benchmark, tasks, module.UTILS,
+                                   LMMS_EVAL_VENDORED, settings=tasks[0].specific_kwargs if tasks else {})
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(report['tasks'])} tasks to {args.out / release.benchmark} "
+          f"(group {release.benchmark}: {', '.join(report['tasks'])})")
     return 0

@@ -26,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 KITS_DIR = REPO_ROOT / ".venv-kits"
 
 KITS: dict[str, tuple[str, ...]] = {
-    "lmms-eval": ("lmms-eval==0.7.3", "torch==2.14.1", "torchvision==0.29.1"),
+    "lmms-eval": ("lmms-eval==0.7.3", "torch==2.14.1", "torchvision==0.29.1", "filelock<4"),
     "mlcroissant": ("mlcroissant[parquet,image]==1.1.1",),
 }
 
