@@ -23,8 +23,8 @@ into.
 
 One limit of mlcroissant 1.1.1, and what we do about it: it reads a list of structs inside a
 list of structs (StreamVibe's ``steps[].new_turns``) into the wrong place, so such a field is
-described as JSON text (``sc:Text`` with the nested list serialised) — everything else keeps
-its type.
+left out of the record set and its parent's description says so (the Parquet file still has
+it); every other field is described with its type.
 """
 
 from __future__ import annotations
