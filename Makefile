@@ -59,9 +59,9 @@ benchmark: venv demo-corpus
 test: setup
 	$(strip $(PY) -m pytest -q tests $(PYTEST_ARGS))
 
-# Day-to-day lane: everything but the Label Studio, browser and Python 3.12 tests.
+# Day-to-day lane: everything but the Label Studio, browser, Python 3.12 and evaluation-kit tests.
 test-fast: setup
-	$(strip $(PY) -m pytest -q tests -m "not label_studio and not browser and not py312" $(PYTEST_ARGS))
+	$(strip $(PY) -m pytest -q tests -m "not label_studio and not browser and not py312 and not kits" $(PYTEST_ARGS))
 
 lint: venv
 	$(VENV)/bin/ruff check .

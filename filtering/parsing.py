@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.blobs import resolve
-
 
 def standardize_full_answer(answer: str) -> str:
     """``BaseEnvironment._standardize_full_answer``: drop a leading "X. ", lowercase, no spaces."""
@@ -97,6 +95,10 @@ def first_turn(episode: dict[str, Any], hint: bool = False) -> FirstTurn:
     The prompt is ``first_turn_prompt``; with ``hint`` the hint is appended after a space, as
     ``BaseEnvironment.get_state(hint=True)`` does (``f"{prompt} {hint_prompt}"``).
     """
+    # imported here so the parser itself needs only the standard library: the lmms-eval export
+    # ships this module with its tasks (docs/exports.md), where Beam is not installed
+    from core.blobs import resolve
+
     eid = episode.get("id", "<no id>")
     try:
         start = int(episode["start_state"])

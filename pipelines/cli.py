@@ -6,6 +6,10 @@
     benchforge check out/proactivebench/2.0.0            # any benchmark's release
     benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
+    benchforge export croissant <release> [<folder>]
+    benchforge export vlmevalkit <release> <out> [--hints]
+    benchforge export lmms-eval <release> <out> [--hint] [--video-root DIR] [--content-judge …] [--tau S]
+    benchforge diff <old release> <new release> [--out DIR] [--json]
 
 The same flag means the same thing for every benchmark (``--config``, ``--raw-dir``, ``--out``,
 ``--decisions``); the Make targets are thin wrappers around these commands.
@@ -71,7 +75,7 @@ def check(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = ("build", "check", "review", "export")
+    commands = ("build", "check", "review", "export", "diff")
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(__doc__, file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
@@ -85,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command == "check":
         return check(rest)
+    if command == "diff":
+        from pipelines.export_commands import diff
+
+        return diff(rest)
     if command == "review":
         from annotation.cli import main as review_main
 
@@ -93,7 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.proactivebench.compat import main as compat_main
 
         return int(compat_main(rest[1:]) or 0)
-    raise SystemExit("benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]")
+    if rest[:1] in (["croissant"], ["vlmevalkit"], ["lmms-eval"]):
+        from pipelines import export_commands
+
+        return int(getattr(export_commands, rest[0].replace("-", "_"))(rest[1:]))
+    raise SystemExit("benchforge export compat-proactivebench|croissant|vlmevalkit|lmms-eval … "
+                     "(benchforge --help)")
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ class Benchmark:
     default_config: Path = Path()
     group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
     reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
+    citation_key: str = ""  # the paper's entry in CITATIONS.bib (exports cite it: docs/exports.md)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for

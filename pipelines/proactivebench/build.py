@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 class ProactiveBench(Benchmark):
     name = "proactivebench"
     title = "ProactiveBench"
+    citation_key = "proactivebench"
     summary = (
         "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for help "
         "(a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "

@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[2]
 class ProReady(Benchmark):
     name = BENCHMARK
     title = "ProReady-QA"
+    citation_key = "streamready"
     summary = (
         "Future-dependent (multi-turn) questions on long videos with answer evidence "
         "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "

@@ -10,6 +10,12 @@ candidate generators) → :mod:`~pipelines.streamvibe.validate` → :mod:`~pipel
 suite); :mod:`~pipelines.streamvibe.pipeline` wires them in Beam, :mod:`~pipelines.streamvibe.build`
 drives a build to the pending-review state or a release.
 
+The training split (``--split train``; StreamVibe §3.4, App. B.4, docs/streamvibe.md §Training split):
+:mod:`~pipelines.streamvibe.training` (SFT labels, RL rollout windows, Table 18 allocation),
+:mod:`~pipelines.streamvibe.heldout` (source id and decoded-stream keys),
+:mod:`~pipelines.streamvibe.mixture` (the external general-streaming sources, by reference) and
+:mod:`~pipelines.streamvibe.train_release` (its manifest, reports and card).
+
 :mod:`pipelines.streamvibe.scoring` implements the evaluation protocol of StreamVibe §3.5 / App. B.5
 (timing P/R/F1 at ±τ with chronological one-to-one matching, FPR_near, ANS, Content-F1).
 """

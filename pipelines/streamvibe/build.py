@@ -66,6 +66,7 @@ def _path(p: str, base: Path) -> str:
 class StreamVibe(Benchmark):
     name = BENCHMARK
     title = "StreamVibe-Bench"
+    citation_key = "streamvibe"
     summary = (
         "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
         "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "

@@ -1,0 +1,220 @@
+"""What changed between two versions of a release, sample by sample, and which SemVer bump that
+calls for (``benchforge diff <old> <new>``).
+
+Why by content hash: a rebuild that claims "metadata only" must show identical records, and a
+reviewer of a new version must see which samples were added, dropped or altered without reading
+Parquet. Samples are matched by ``id`` within each config of the card; a sample's hash is the
+sha256 of its canonical JSON (image bytes replaced by their sha256) over the fields *both*
+versions have, so a new field alone does not count as a changed record.
+
+TFDS semantics, as design.md §Conventions states them for benchforge releases:
+
+* **patch** — metadata only: every config has the same samples with the same content and the
+  same fields;
+* **minor** — things were added: new samples, new configs or new fields, while every sample of
+  the old version is still there unchanged;
+* **major** — records changed: a sample was removed or its content changed, a config or field
+  disappeared, or a field changed type.
+
+The bump a diff *requires* is compared with the bump the versions *show*; a smaller one is an
+error (exit status 1 of the command), a larger one is allowed and reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from core.files import canonical_json
+from exports.release_files import Release, iter_rows, read_release
+
+BUMPS = ("none", "patch", "minor", "major")
+
+
+def _jsonable(value: Any) -> Any:
+    """Canonical-JSON form of a Parquet value: bytes become their sha256 (images hash by content)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "sha256:" + hashlib.sha256(bytes(value)).hexdigest()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def field_hashes(row: dict[str, Any]) -> dict[str, str]:
+    """sha256 of each field's canonical JSON (what "changed" is decided on)."""
+    return {k: hashlib.sha256(canonical_json(_jsonable(v)).encode()).hexdigest() for k, v in row.items()}
+
+
+@dataclass
+class ConfigDiff:
+    """One config: sample ids added / removed / changed (with the fields that differ)."""
+
+    name: str
+    old_rows: int = 0
+    new_rows: int = 0
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: dict[str, list[str]] = field(default_factory=dict)  # id → fields whose value differs
+    fields_added: list[str] = field(default_factory=list)
+    fields_removed: list[str] = field(default_factory=list)
+    fields_retyped: list[str] = field(default_factory=list)
+    status: str = "both"  # both | added (config only in new) | removed (only in old)
+
+    @property
+    def unchanged(self) -> int:
+        return self.old_rows - len(self.removed) - len(self.changed)
+
+    def required(self) -> str:
+        """This config's part of the bump (``none`` when its records and fields are the same)."""
+        if self.status == "removed" or self.removed or self.changed or self.fields_removed \
+                or self.fields_retyped:
+            return "major"
+        if self.status == "added" or self.added or self.fields_added:
+            return "minor"
+        return "none"
+
+
+@dataclass
+class ReleaseDiff:
+    old: dict[str, str]  # stamps (benchmark, version, manifest sha256)
+    new: dict[str, str]
+    configs: list[ConfigDiff]
+    metadata_changed: bool  # manifest (but its code_version) or card header differ
+
+    @property
+    def required(self) -> str:
+        """The smallest bump TFDS semantics allow for these changes: ``none`` only when the
+        records and the metadata are the same (a rebuild of the same version)."""
+        floor = "patch" if self.metadata_changed else "none"
+        return max([floor] + [c.required() for c in self.configs], key=BUMPS.index)
+
+    @property
+    def actual(self) -> str:
+        return version_bump(self.old["version"], self.new["version"])
+
+    @property
+    def verdict(self) -> str:
+        """``matches``, ``too small`` (the new version understates its changes) or ``larger
+        than required``."""
+        need, got = BUMPS.index(self.required), BUMPS.index(self.actual)
+        return "matches" if got == need else "too small" if got < need else "larger than required"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old, "new": self.new, "required_bump": self.required,
+            "actual_bump": self.actual, "verdict": self.verdict,
+            "metadata_changed": self.metadata_changed,
+            "configs": [{"config": c.name, "status": c.status, "old_rows": c.old_rows,
+                         "new_rows": c.new_rows, "unchanged": c.unchanged, "added": c.added,
+                         "removed": c.removed, "changed": c.changed, "fields_added": c.fields_added,
+                         "fields_removed": c.fields_removed, "fields_retyped": c.fields_retyped,
+                         "required_bump": c.required()} for c in self.configs],
+        }
+
+    def markdown(self, max_ids: int = 20) -> str:
+        """The summary a person reads (and a card can link): one table row per config, then
+        the ids (first ``max_ids`` of each list)."""
+        o, n = self.old, self.new
+        lines = [f"# {n['benchmark']} {o['version']} → {n['version']}", "",
+                 f"- old manifest sha256: `{o['manifest_sha256']}`",
+                 f"- new manifest sha256: `{n['manifest_sha256']}`",
+                 f"- bump required by TFDS semantics: **{self.required}**; shown by the versions: "
+                 f"**{self.actual}** — {self.verdict}", "",
+                 "| config | status | old | new | unchanged | added | removed | changed | fields +/−/type |",
+                 "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        for c in self.configs:
+            fields = "/".join(",".join(x) or "–" for x in (c.fields_added, c.fields_removed,
+                                                             c.fields_retyped))
+            lines.append(f"| {c.name} | {c.status} | {c.old_rows} | {c.new_rows} | {c.unchanged} | "
+                         f"{len(c.added)} | {len(c.removed)} | {len(c.changed)} | {fields} |")
+        for c in self.configs:
+            for label, ids in (("added", c.added), ("removed", c.removed), ("changed", list(c.changed))):
+                if ids:
+                    shown = [f"`{i}`" + (f" ({', '.join(c.changed[i])})" if label == "changed" else "")
+                             for i in ids[:max_ids]]
+                    more = f" … and {len(ids) - max_ids} more" if len(ids) > max_ids else ""
+                    lines.append(f"- {c.name} {label}: {', '.join(shown)}{more}")
+        return "\n".join(lines) + "\n"
+
+
+def version_bump(old: str, new: str) -> str:
+    """The SemVer component that changed first (``none`` for the same version)."""
+    a, b = (tuple(int(x) for x in v.split("+")[0].split("-")[0].split(".")) for v in (old, new))
+    if b < a:
+        raise ValueError(f"the new version {new} is lower than the old one {old}")
+    for part, (x, y) in zip(("major", "minor", "patch"), zip(a, b, strict=True), strict=True):
+        if x != y:
+            return part
+    return "none"
+
+
+def _columns(files: list[Path]) -> dict[str, str]:
+    return {f.name: str(f.type) for f in pq.read_schema(files[0])} if files else {}
+
+
+def _index(files: list[Path]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for row in iter_rows(files):
+        sid = str(row["id"])
+        if sid in out:
+            raise ValueError(f"duplicate sample id {sid!r} in {[str(f) for f in files]}")
+        out[sid] = field_hashes(row)
+    return out
+
+
+def diff_config(name: str, old: Release | None, new: Release | None) -> ConfigDiff:
+    old_files = old.files(name) if old else []
+    new_files = new.files(name) if new else []
+    status = "both" if old and new else "added" if new else "removed"
+    c = ConfigDiff(name=name, status=status)
+    a_cols, b_cols = _columns(old_files), _columns(new_files)
+    if status == "both":
+        c.fields_added = sorted(set(b_cols) - set(a_cols))
+        c.fields_removed = sorted(set(a_cols) - set(b_cols))
+        c.fields_retyped = sorted(k for k in set(a_cols) & set(b_cols) if a_cols[k] != b_cols[k])
+    a, b = _index(old_files), _index(new_files)
+    c.old_rows, c.new_rows = len(a), len(b)
+    common = sorted(set(a_cols) & set(b_cols) - set(c.fields_retyped))
+    c.added = sorted(set(b) - set(a))
+    c.removed = sorted(set(a) - set(b))
+    for sid in sorted(set(a) & set(b)):
+        differ = [f for f in common if a[sid][f] != b[sid][f]]
+        if differ:
+            c.changed[sid] = differ
+    return c
+
+
+def diff_releases(old_path: str | Path, new_path: str | Path) -> ReleaseDiff:
+    """Config by config (the card's configs, without ``all``), sample by sample."""
+    old, new = read_release(old_path), read_release(new_path)
+    if old.benchmark != new.benchmark:
+        raise ValueError(f"cannot diff {old.benchmark} against {new.benchmark}")
+    a, b = old.configs(), new.configs()
+    configs = [diff_config(name, old if name in a else None, new if name in b else None)
+               for name in sorted(set(a) | set(b))]
+    return ReleaseDiff(old=old.stamp(), new=new.stamp(), configs=configs,
+                       metadata_changed=_metadata(old) != _metadata(new))
+
+
+def _metadata(release: Release) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Manifest and card header without the code version (a rebuild from another commit of the
+    same data is not a metadata change)."""
+    manifest = {k: v for k, v in release.manifest.items() if k not in ("code_version", "version")}
+    return manifest, release.card
+
+
+def write_diff(diff: ReleaseDiff, out_dir: Path) -> tuple[Path, Path]:
+    """``diff-<old>-<new>.json`` and ``.md`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"diff-{diff.old['version']}-{diff.new['version']}"
+    js, md = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+    js.write_text(json.dumps(diff.to_json(), indent=1, sort_keys=True) + "\n")
+    md.write_text(diff.markdown())
+    return js, md

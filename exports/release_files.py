@@ -1,0 +1,108 @@
+"""Reading a published release as the evaluation kits see it: card configs, data files, rows.
+
+Why one reader for every export: an export must describe exactly the data a user loads with
+``datasets.load_dataset(<release>, <config>)`` — the configs of the card's YAML header and the
+files they glob — and must carry the release's identity (benchmark, version, sha256 of
+``manifest.json``) so a result computed on it can be traced to the exact bytes
+(docs/exports.md). Nothing here knows a benchmark: record types come from the files themselves
+(:mod:`schemas.registry`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import yaml
+
+from core.files import file_sha256
+from schemas.core import RecordSchema
+from schemas.registry import record_schema
+
+
+@dataclass(frozen=True)
+class Release:
+    """A published release folder and what its card and manifest say about it."""
+
+    path: Path
+    manifest: dict[str, Any]
+    manifest_sha256: str
+    card: dict[str, Any]  # the YAML header of README.md
+    card_text: str  # README.md without the header
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.manifest["benchmark"])
+
+    @property
+    def version(self) -> str:
+        return str(self.manifest["version"])
+
+    @property
+    def split(self) -> str:
+        return str(self.manifest.get("split", "test"))
+
+    def stamp(self) -> dict[str, str]:
+        """What every export carries so a result names the exact data it was computed on."""
+        return {"benchmark": self.benchmark, "version": self.version,
+                "manifest_sha256": self.manifest_sha256,
+                "code_version": str(self.manifest.get("code_version", ""))}
+
+    def configs(self, *, include_all: bool = False) -> dict[str, list[str]]:
+        """Config name → data-file globs (relative to the release) of the card's ``configs:``.
+        ``all`` (the union of the per-group configs) is left out unless asked for."""
+        out: dict[str, list[str]] = {}
+        for cfg in self.card.get("configs", []):
+            name = str(cfg["config_name"])
+            if name == "all" and not include_all:
+                continue
+            out[name] = [str(d["path"]) for d in cfg["data_files"] if d.get("split") == self.split]
+        return out
+
+    def files(self, config: str) -> list[Path]:
+        """The Parquet files of one config, sorted (shards in order)."""
+        globs = self.configs(include_all=True)[config]
+        return sorted({p for g in globs for p in self.path.glob(g)})
+
+    def record_schema(self, config: str) -> RecordSchema:
+        """The record type a config's files hold (from the ``benchforge`` key of the first one)."""
+        files = self.files(config)
+        if not files:
+            raise ValueError(f"{self.path}: config {config!r} has no data files")
+        return file_record_schema(files[0])
+
+
+def read_release(path: str | Path) -> Release:
+    """Read ``manifest.json`` and the card of a release; ``ValueError`` names what is missing."""
+    root = Path(path).resolve()
+    manifest_path, card_path = root / "manifest.json", root / "README.md"
+    for p in (manifest_path, card_path):
+        if not p.is_file():
+            raise ValueError(f"{root} is not a release: {p.name} is missing")
+    text = card_path.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        raise ValueError(f"{card_path}: no YAML header (configs:)")
+    header, body = text[4:].split("\n---", 1)
+    return Release(path=root, manifest=json.loads(manifest_path.read_text(encoding="utf-8")),
+                   manifest_sha256=file_sha256(manifest_path), card=yaml.safe_load(header) or {},
+                   card_text=body.lstrip("-\n"))
+
+
+def file_record_schema(path: Path) -> RecordSchema:
+    """The record type a release Parquet file says it holds."""
+    meta = pq.read_schema(path).metadata or {}
+    if b"benchforge" not in meta:
+        raise ValueError(f"{path}: no benchforge record metadata")
+    return record_schema(json.loads(meta[b"benchforge"])["record"])
+
+
+def iter_rows(files: list[Path], columns: list[str] | None = None, batch_size: int = 64
+              ) -> Iterator[dict[str, Any]]:
+    """Rows of ``files`` in file order, a few at a time (frames make rows large)."""
+    for path in files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns):
+            yield from batch.to_pylist()

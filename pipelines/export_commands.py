@@ -1,0 +1,137 @@
+"""The export commands of ``benchforge``: ``diff`` and ``export <kit>`` (docs/exports.md).
+
+Why here and not in ``exports/``: the benchmark-agnostic writers live in ``exports/`` (they read
+only the release files, schemas and manifest); a kit that needs a benchmark's own logic (the
+ProactiveBench environment, the StreamVibe and ProReady scorers) is dispatched to that
+benchmark's folder, which only ``pipelines`` may import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import import_module
+from pathlib import Path
+
+
+def diff(argv: list[str]) -> int:
+    """``benchforge diff <old> <new>``: added / removed / changed samples per config and whether
+    the version bump matches TFDS semantics; exit 1 when the bump is too small."""
+    from exports.diff import diff_releases, write_diff
+
+    parser = argparse.ArgumentParser(prog="benchforge diff", description=diff.__doc__)
+    parser.add_argument("old", type=Path, help="the earlier release folder")
+    parser.add_argument("new", type=Path, help="the later release folder")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="also write diff-<old>-<new>.{json,md} into this folder")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    args = parser.parse_args(argv)
+    try:
+        result = diff_releases(args.old, args.new)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result.to_json(), indent=1, sort_keys=True) if args.json else result.markdown(),
+          end="" if not args.json else "\n")
+    if args.out:
+        for path in write_diff(result, args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    return 1 if result.verdict == "too small" else 0
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def citation(benchmark_name: str) -> str:
+    """The BibTeX entry of the paper that defines ``benchmark_name`` (CITATIONS.bib)."""
+    from exports.croissant import bibtex_entry
+    from pipelines.cli import benchmark
+
+    key = benchmark(benchmark_name).citation_key
+    return bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), key) if key else ""
+
+
+def croissant(argv: list[str]) -> int:
+    """``benchforge export croissant <release> [<folder>]``: Croissant metadata of a release,
+    written next to it (default) or into ``<folder>``, which must contain the release (Croissant
+    paths are relative to the JSON file)."""
+    from exports.croissant import write_croissant
+    from exports.release_files import read_release
+
+    parser = argparse.ArgumentParser(prog="benchforge export croissant", description=croissant.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?", default=None,
+                        help="where croissant.json goes (default: the folder holding the release)")
+    args = parser.parse_args(argv)
+    try:
+        path = write_croissant(args.release, args.folder,
+                               citation=citation(read_release(args.release).benchmark))
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+def vlmevalkit(argv: list[str]) -> int:
+    """``benchforge export vlmevalkit <release> <out> [--hints]``: VLMEvalKit image-MCQ TSVs
+    (with their MD5) of the single-turn view of a release — ProactiveBench's first turns."""
+    from pipelines.proactivebench.vlmevalkit import export
+
+    parser = argparse.ArgumentParser(prog="benchforge export vlmevalkit", description=vlmevalkit.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("out", type=Path, help="folder for the TSVs (copy them into $LMUData)")
+    parser.add_argument("--hints", action="store_true", help="fill the hint column (§4.3 setting)")
+    args = parser.parse_args(argv)
+    try:
+        report = export(args.release, args.out, hints=args.hints)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    for name, ds in report["datasets"].items():
+        print(f"{name}.tsv  {ds['rows']} rows  options {ds['option_letters']}  md5 {ds['md5']}")
+    if report["left_out"]:
+        print(f"left out {len(report['left_out'])} episodes (reasons in {args.out / 'vlmevalkit.json'})")
+    return 0
+
+
+# The modules the lmms-eval hooks import, shipped with every export (exports/lmms_eval.py): the
+# same set for every benchmark, so tasks of several exports can run in one lmms-eval process.
+LMMS_EVAL_VENDORED = [
+    "filtering/parsing.py", "pipelines/proactivebench/pools.py", "pipelines/proactivebench/scoring.py",
+    "pipelines/streamvibe/scoring.py", "core/errors.py", "pipelines/proready/ars.py",
+    "core/media/video.py",
+]
+
+
+def lmms_eval(argv: list[str]) -> int:
+    """``benchforge export lmms-eval <release> <out>``: lmms-eval task folders (one task per
+    config) that read the local release and score with benchforge's metric functions."""
+    from exports.lmms_eval import write_task_folder
+    from exports.release_files import read_release
+
+    parser = argparse.ArgumentParser(prog="benchforge export lmms-eval", description=lmms_eval.__doc__)
+    parser.add_argument("release", type=Path)
+    parser.add_argument("out", type=Path, help="tasks go to <out>/<benchmark>/ (pass it to "
+                                               "lmms-eval as --include_path)")
+    parser.add_argument("--hint", action="store_true", help="ProactiveBench: append the hint (§4.3)")
+    parser.add_argument("--video-root", type=Path, default=None,
+                        help="ProReady-QA: folder the items' video_file paths are relative to")
+    parser.add_argument("--content-judge", choices=("none", "exact_reference"), default="none",
+                        help="StreamVibe / ProReady-QA: how a response's content is judged "
+                             "(docs/exports.md); the papers' LLM judges need the network")
+    parser.add_argument("--tau", type=float, default=2.0, help="StreamVibe: matching tolerance (s)")
+    args = parser.parse_args(argv)
+    try:
+        release = read_release(args.release)
+        module = import_module(f"pipelines.{release.benchmark}.lmms_eval")
+        tasks = module.tasks(release, **{k: getattr(args, k) for k in module.OPTIONS})
+        report = write_task_folder(release, args.out.resolve(), release.benchmark, tasks, module.UTILS,
+                                   LMMS_EVAL_VENDORED, settings=tasks[0].specific_kwargs if tasks else {})
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(report['tasks'])} tasks to {args.out / release.benchmark} "
+          f"(group {release.benchmark}: {', '.join(report['tasks'])})")
+    return 0
