@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from exports.croissant import write_croissant
 from exports.dataset_card import render_card
 from exports.quality import QualityReport, run_suites
 from exports.release import (
@@ -53,6 +54,7 @@ from exports.release import (
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.options import run_pipeline
+from pipelines.export_commands import citation
 from schemas.outcomes import REJECTION
 
 PENDING = "pending_review"
@@ -178,6 +180,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
             schema=benchmark.schema, warnings=fin.warnings, usage=benchmark.usage,
             extra_configs=fin.extra_configs, sections=fin.card_sections))
+        # Croissant metadata describes the manifest and card (their sha256), so it comes last
+        write_croissant(staging, staging, citation=citation(benchmark.name))
         plot_counts(card_counts, staging / "reports" / "counts.png",
                     f"{benchmark.title} {ctx.version}: where every input went")
         shutil.rmtree(staging / "_build")
