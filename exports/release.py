@@ -1,9 +1,10 @@
 """Turn a pipeline's staged output into a versioned release, published atomically (design.md §Conventions).
 
 Layout: ``<out>/<benchmark>/<semver>/`` with ``README.md`` (dataset card), ``data/``,
-``manifest.json``, ``filtered/``, ``rejected/``, ``reports/``. The staging directory is a
-sibling of the final one; publishing is a rename, so an interrupted run never leaves a
-half-written release and the previous release stays intact until the new one is complete.
+``manifest.json``, ``filtered/``, ``filtered_inputs/``, ``rejected/``, ``reports/``. The staging
+directory is a sibling of the final one; publishing is a rename, so an interrupted run never
+leaves a half-written release and the previous release stays intact until the new one is
+complete.
 """
 
 from __future__ import annotations
@@ -62,13 +63,17 @@ def config_hash(config: dict[str, Any]) -> str:
 
 
 def outcome_counts(stages: dict[str, int]) -> dict[str, int]:
-    """Collapse stage counts to inputs / kept / filtered / rejected for one environment."""
+    """Collapse stage counts to inputs / kept / filtered / rejected for one environment.
+
+    Inputs are the listed candidates (``enumerated``) plus what was left out while listing
+    (``listing_rejected``, ``listing_filtered``: those never became item references)."""
     rejected = sum(n for stage, n in stages.items() if stage.endswith("_rejected"))
-    inputs = stages.get("enumerated", 0) + stages.get("listing_rejected", 0)
+    filtered = sum(n for stage, n in stages.items() if stage == "filtered" or stage.endswith("_filtered"))
+    inputs = sum(stages.get(s, 0) for s in ("enumerated", "listing_rejected", "listing_filtered"))
     return {
         "inputs": inputs,
         "kept": stages.get("kept", 0),
-        "filtered": stages.get("filtered", 0),
+        "filtered": filtered,
         "rejected": rejected,
     }
 

@@ -5,13 +5,15 @@ pipelines.<benchmark>``); a :class:`~pipelines.common.benchmark.Benchmark` suppl
 its own. The driver owns:
 
 * the command line (``--config``, ``--raw-dir``, ``--out``, ``--decisions`` for reviewed
-  benchmarks, plus the benchmark's own options; anything else goes to Beam) and the config file;
+  benchmarks, ``--skip-unreadable-sources``, ``--allow-empty-sources``, plus the benchmark's own
+  options; anything else goes to Beam) and the config file;
 * a staging folder beside the release, removed unless published (a killed build's is swept by
   the next one: :func:`exports.release.staging_dir`);
 * running the pipeline on the embedded runner or any Beam runner, with progress lines;
-* the balance check ``inputs = kept + filtered + rejected (+ pending)`` per counts group and the
-  check that the rows written equal the kept counts — a release that fails either is not
-  published;
+* the balance check ``inputs = kept + filtered + rejected (+ pending)`` per counts group, the
+  check that every configured source yielded samples (else the build stops naming the path it
+  read) and the check that the rows written equal the kept counts — a release that fails any is
+  not published;
 * for reviewed benchmarks without decisions, the *pending review* state
   (``<out>/<benchmark>/review/<version>/``: candidates, push units, review media, rejected/,
   ``status.json``) — nothing is released until four reviewers approve (StreamVibe App. B.3);
@@ -46,7 +48,8 @@ from exports.release import (
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.options import run_pipeline
-from schemas.outcomes import REJECTION
+from pipelines.common.transforms import FILTERED_INPUTS
+from schemas.outcomes import FILTERED_INPUT, REJECTION
 
 PENDING = "pending_review"
 
@@ -69,6 +72,12 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
     parser.add_argument("--config", type=Path, default=benchmark.default_config)
     parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
     parser.add_argument("--out", type=Path, default=Path("out"))
+    parser.add_argument("--skip-unreadable-sources", action="store_true",
+                        help="build the other sources when one cannot be read as a whole (its "
+                             "annotation file, manifest or label list); the manifest records it")
+    parser.add_argument("--allow-empty-sources", action="store_true",
+                        help="publish even when a configured source yields no sample (default: "
+                             "stop, naming the path it was read from)")
     if benchmark.reviewed:
         parser.add_argument(
             "--decisions", type=Path, default=None,
@@ -107,6 +116,39 @@ def check_balance(counts: dict[str, dict[str, int]]) -> None:
         raise ReleaseError(f"inputs != kept + filtered + rejected (+ pending): {broken}")
 
 
+def check_sources_yield(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[str, int]],
+                        staging: Path) -> list[str]:
+    """Sources that yielded no sample: a ReleaseError naming the path each was read from (a root
+    one folder too high lists nothing, and a published empty release hides that), or — with
+    ``--allow-empty-sources`` — warnings for the manifest and the card."""
+    empty = []
+    for name, (path, samples, groups) in sorted(benchmark.source_yield(ctx, counts).items()):
+        if samples:
+            continue
+        c = {k: sum(counts.get(g, {}).get(k, 0) for g in groups) for k in ("inputs", "filtered", "rejected")}
+        why = outcome_reasons(staging, groups)
+        empty.append(f"{name}: 0 samples from {path} (inputs {c['inputs']}, filtered {c['filtered']}, "
+                     f"rejected {c['rejected']}{'; e.g. ' + '; '.join(why) if why else ''})")
+    if empty and not ctx.args.allow_empty_sources:
+        raise ReleaseError("a configured source yields no sample — check the path, or pass "
+                           "--allow-empty-sources: " + " | ".join(empty))
+    return empty
+
+
+def outcome_reasons(staging: Path, groups: list[str], limit: int = 3) -> list[str]:
+    """The first distinct reasons (file: reason) of the groups' rejections and filtered inputs."""
+    import pyarrow.parquet as pq
+
+    out: list[str] = []
+    for folder in ("rejected", FILTERED_INPUTS):
+        for path in sorted((staging / folder).glob("*.parquet")):
+            for row in pq.read_table(path, columns=["environment", "source_file", "reason"]).to_pylist():
+                text = f"{row['source_file']}: {row['reason']}"
+                if row["environment"] in groups and text not in out:
+                    out.append(text)
+    return sorted(out)[:limit]
+
+
 def check_rows(benchmark: Benchmark, counts: dict[str, dict[str, int]], files: list[dict[str, Any]]
                ) -> None:
     mismatch = {}
@@ -142,18 +184,22 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         stages = read_stages(staging)
         counts = count_groups(stages, benchmark.groups(ctx), pending=ctx.pending and benchmark.reviewed)
         check_balance(counts)
+        empty = check_sources_yield(benchmark, ctx, counts, staging)
         if benchmark.reviewed and ctx.pending:
             state = write_pending(benchmark, ctx, counts)
             print_pending(benchmark, ctx, state, counts)
             return state
         write_empty_shards(staging, ["filtered"], benchmark.filtered_schema, "filtered")
         write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
+        write_empty_shards(staging, [FILTERED_INPUTS], FILTERED_INPUT, FILTERED_INPUTS)
         files = file_inventory(staging)
         check_rows(benchmark, counts, files)
         fin = benchmark.finalize(ctx, counts, files)
         final = ctx.out_root / ctx.version
         quality = gate(benchmark, staging, counts, fin.manifest, label=final)
-        manifest = assemble_manifest(benchmark, ctx, stages, counts, files, fin)
+        warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
+                                                           for e in empty]
+        manifest = assemble_manifest(benchmark, ctx, stages, counts, files, fin, warnings)
         manifest["quality"] = {"success": quality.success, "expectations": len(quality.checks),
                                "report": "reports/data_quality.md"}
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -162,7 +208,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         (staging / "README.md").write_text(render_card(
             title=benchmark.title, summary=benchmark.summary,
             manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
-            schema=benchmark.schema, warnings=fin.warnings, usage=benchmark.usage,
+            schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
             extra_configs=fin.extra_configs, sections=fin.card_sections))
         plot_counts(card_counts, staging / "reports" / "counts.png",
                     f"{benchmark.title} {ctx.version}: where every input went")
@@ -172,9 +218,15 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     return final
 
 
+def skipped_warnings(ctx: BuildContext) -> list[str]:
+    return [f"Source {name} was NOT built: it cannot be read ({s['file']}: {s['field']}: {s['reason']}); "
+            "built with --skip-unreadable-sources (manifest: skipped_sources)."
+            for name, s in sorted(ctx.skipped.items())]
+
+
 def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str, dict[str, int]],
-                      counts: dict[str, dict[str, int]], files: list[dict[str, Any]], fin: Finalized
-                      ) -> dict[str, Any]:
+                      counts: dict[str, dict[str, int]], files: list[dict[str, Any]], fin: Finalized,
+                      warnings: list[str]) -> dict[str, Any]:
     return {
         "benchmark": benchmark.name,
         "version": ctx.version,
@@ -187,8 +239,9 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "split": benchmark.split,
         "stages": stages,
         "counts": counts,
-        "warnings": fin.warnings,
+        "warnings": warnings,
         "files": files,
+        **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
         **fin.manifest,
     }
 
@@ -223,7 +276,7 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             for u in sorted(review.units, key=lambda u: (u["sample_id"], u["version"]))))
         if review.media is not None:
             shutil.move(review.media, tmp / "media")
-        for group in ("filtered", "rejected"):  # what did not become a candidate, and why
+        for group in ("filtered", FILTERED_INPUTS, "rejected"):  # what did not become a candidate
             if (ctx.staging / group).exists():
                 shutil.copytree(ctx.staging / group, tmp / group)
         status = {
@@ -232,6 +285,7 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             "per_task_type": dict(sorted(Counter(u["task_type"] for u in review.units).items())),
             "config_sha256": config_hash(ctx.config), "code_version": code_version(),
             "review_media": "media/" if review.media else None,
+            **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
             "next": "push review_candidates.jsonl to Label Studio, pull the decisions, then rebuild "
                     "with --decisions <decision log>",
             **review.status,

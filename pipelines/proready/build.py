@@ -24,7 +24,7 @@ from core.errors import BadInput
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
-from pipelines.common.sources import ReaderConfig
+from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.generation import ITEMS, GenerationConfig, generation_config
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.quality import verifiability
@@ -94,6 +94,8 @@ class ProReady(Benchmark):
         reader = ProReadyReader(root, ReaderConfig(global_seed=ctx.seed, extra={
             "manifest": src.get("manifest", "manifest.yaml"),
             "end_tolerance_s": src.get("end_tolerance_s", 0.5)}))
+        for err in preflight({VIDEOS: reader})[1].values():
+            ctx.source_unreadable(self.name, root, err, sole=True)
         try:
             corrections = read_rows(args.corrections) if args.corrections else []
         except (OSError, BadInput) as exc:
@@ -115,6 +117,12 @@ class ProReady(Benchmark):
 
     def data_prefix(self, group: str) -> str | None:
         return "data" if group == ITEMS else None
+
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        reader = ctx.state["reader"]
+        return {VIDEOS: (f"{reader.root}/{reader.manifest}", counts.get(VIDEOS, {}).get("kept", 0),
+                         [VIDEOS])}
 
     def describe(self, ctx: BuildContext) -> str:
         g = ctx.state["generation"]

@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.errors import BadInput
 from core.files import write_json_atomic
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
@@ -33,7 +34,13 @@ from pipelines.streamvibe.review import (
     to_routing_candidate,
     update_ledger,
 )
-from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, source_files
+from pipelines.streamvibe.sources import (
+    UNASSIGNED,
+    enumerate_pairs,
+    load_intent_specs,
+    read_manifest,
+    source_files,
+)
 from schemas.streamvibe import (
     BENCHMARK,
     FILTERED,
@@ -103,6 +110,11 @@ class StreamVibe(Benchmark):
         if not Path(root).exists() and "://" not in root:
             raise SystemExit(f"StreamVibe source directory not found: {root} (set RAW_DIR, or "
                              "source.path in the config)")
+        manifest = str(src.get("manifest", "manifest.jsonl"))
+        try:  # an unreadable manifest stops the build here, in one line, not inside Beam
+            read_manifest(root, manifest)
+        except BadInput as err:
+            ctx.source_unreadable(self.name, root, err, sole=True)
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
@@ -111,7 +123,7 @@ class StreamVibe(Benchmark):
             panel = int((cfg.get("review") or {}).get("panel_size", 4))
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
             statuses = review_statuses(ctx.decisions, panel, latest)
-        ctx.state.update(root=root, manifest=str(src.get("manifest", "manifest.jsonl")),
+        ctx.state.update(root=root, manifest=manifest,
                          intents=intents, specs_version=load_intent_specs(intents)[0],
                          gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
 
@@ -120,6 +132,13 @@ class StreamVibe(Benchmark):
 
     def data_prefix(self, group: str) -> str | None:
         return f"data/{config_name(group)}" if group in SUBTYPES else None
+
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        """Candidates the manifest yielded (kept, pending review, or filtered by review or
+        allocation): none means the path or the manifest is wrong, not that reviewers said no."""
+        n = sum(counts.get(st, {}).get(k, 0) for st in SUBTYPES for k in ("kept", "pending", "filtered"))
+        return {self.name: (f"{ctx.state['root']}/{ctx.state['manifest']}", n, [*SUBTYPES, UNASSIGNED])}
 
     def describe(self, ctx: BuildContext) -> str:
         return (f"building {self.name} {ctx.version} from {ctx.state['root']} (generator "
