@@ -94,7 +94,8 @@ class Benchmark:
     name: str = ""
     title: str = ""
     summary: str = ""  # card summary
-    usage: str = ""  # card "Loading" snippet
+    usage: str = ""  # card "Loading" snippet; {config} / {configs}: configs that have rows
+    example_config: str = ""  # the config the snippet loads when it has rows (else the first)
     schema: RecordSchema
     filtered_schema: RecordSchema
     split: str = "test"

@@ -5,8 +5,8 @@ pipelines.<benchmark>``); a :class:`~pipelines.common.benchmark.Benchmark` suppl
 its own. The driver owns:
 
 * the command line (``--config``, ``--raw-dir``, ``--out``, ``--decisions`` for reviewed
-  benchmarks, ``--skip-unreadable-sources``, ``--allow-empty-sources``, plus the benchmark's own
-  options; anything else goes to Beam) and the config file;
+  benchmarks, ``--skip-unreadable-sources``, ``--allow-empty-sources``, ``--overwrite``, plus the
+  benchmark's own options; anything else goes to Beam) and the config file;
 * a staging folder beside the release, removed unless published (a killed build's is swept by
   the next one: :func:`exports.release.staging_dir`);
 * running the pipeline on the embedded runner or any Beam runner, with progress lines;
@@ -17,7 +17,12 @@ its own. The driver owns:
 * for reviewed benchmarks without decisions, the *pending review* state
   (``<out>/<benchmark>/review/<version>/``: candidates, push units, review media, rejected/,
   ``status.json``) — nothing is released until four reviewers approve (StreamVibe App. B.3);
-* the manifest, the dataset card, ``reports/counts.png``, the atomic publish and the summary.
+* the manifest (listing every file of the release with its sha256), the dataset card (only
+  configs that have rows), ``reports/counts.png``; the gate (:func:`gate`: files against the
+  manifest, every medium decoded, the expectations) on the staged release, its reports written
+  into it and listed before publication; the version rule (a published version is replaced
+  only by the same records, or with ``--overwrite``), the atomic publish,
+  ``<out>/<benchmark>/RELEASE_NOTES.md`` and the summary.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import Any
 import yaml
 
 from exports.dataset_card import render_card
-from exports.quality import QualityReport, run_suites
+from exports.quality import QualityReport, check_release
 from exports.release import (
     SEMVER_HELP,
     ReleaseError,
@@ -43,8 +48,11 @@ from exports.release import (
     outcome_counts,
     plot_counts,
     publish,
+    release_entry,
+    release_status,
     staging_dir,
     write_empty_shards,
+    write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.options import run_pipeline
@@ -75,6 +83,9 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
     parser.add_argument("--skip-unreadable-sources", action="store_true",
                         help="build the other sources when one cannot be read as a whole (its "
                              "annotation file, manifest or label list); the manifest records it")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a published version that holds other records (default: "
+                             "refuse; bump `version:` in the config instead)")
     parser.add_argument("--allow-empty-sources", action="store_true",
                         help="publish even when a configured source yields no sample (default: "
                              "stop, naming the path it was read from)")
@@ -196,32 +207,58 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         check_rows(benchmark, counts, files)
         fin = benchmark.finalize(ctx, counts, files)
         final = ctx.out_root / ctx.version
-        quality = gate(benchmark, staging, counts, fin.manifest, label=final)
-        warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
-                                                           for e in empty]
-        manifest = assemble_manifest(benchmark, ctx, stages, counts, files, fin, warnings)
-        manifest["quality"] = {"success": quality.success, "expectations": len(quality.checks),
-                               "report": "reports/data_quality.md"}
-        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         declared = benchmark.groups(ctx)
         card_counts = {g: c for g, c in counts.items() if not declared or g in declared}
+        plot_counts(card_counts, staging / "reports" / "counts.png",
+                    f"{benchmark.title} {ctx.version}: where every input went")
+        shutil.rmtree(staging / "_build")
+        warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
+                                                           for e in empty]
+        manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging), fin,
+                                     warnings)
         (staging / "README.md").write_text(render_card(
             title=benchmark.title, summary=benchmark.summary,
             manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
             schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
+            files=manifest["files"], example=benchmark.example_config,
             extra_configs=fin.extra_configs, sections=fin.card_sections))
-        plot_counts(card_counts, staging / "reports" / "counts.png",
-                    f"{benchmark.title} {ctx.version}: where every input went")
-        shutil.rmtree(staging / "_build")
+        manifest["files"] = file_inventory(staging)
+        manifest["release"] = release_facts(ctx, final, manifest)
+        write_manifest(staging, manifest)
+        quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports")
+        if not quality.success:
+            raise ReleaseError(f"the gate failed: {gate_summary(quality)}")
+        manifest["quality"] = {"success": True, "expectations": len(quality.checks),
+                               "files_checked": quality.files_checked,
+                               "media_decoded": quality.media_decoded,
+                               "report": "reports/data_quality.html"}
+        manifest["files"] = file_inventory(staging)  # now with the gate's reports
+        write_manifest(staging, manifest)
         publish(staging, final)
+    write_release_notes(ctx.out_root, benchmark.title)
     print_summary(benchmark, final, manifest, fin)
     return final
+
+
+def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 def skipped_warnings(ctx: BuildContext) -> list[str]:
     return [f"Source {name} was NOT built: it cannot be read ({s['file']}: {s['field']}: {s['reason']}); "
             "built with --skip-unreadable-sources (manifest: skipped_sources)."
             for name, s in sorted(ctx.skipped.items())]
+
+
+def release_facts(ctx: BuildContext, final: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The version rule (TFDS): a published version is replaced only by the same records —
+    or, with ``--overwrite``, by others, which its entry then says; ReleaseError otherwise."""
+    kind, facts = release_status(final, manifest["files"], overwrite=ctx.args.overwrite,
+                                 config=ctx.config_path)
+    if kind == "same" and facts is not None:
+        return facts  # the published entry stands: a rebuild of the same records is no new release
+    return release_entry(ctx.out_root, ctx.version, manifest, ctx.config.get("release_notes"),
+                         facts if kind == "overwrite" else None)
 
 
 def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str, dict[str, int]],
@@ -246,17 +283,20 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
     }
 
 
-def gate(benchmark: Benchmark, release: Path, counts: dict[str, dict[str, int]],
-         manifest: dict[str, Any], label: Path, reports: Path | None = None,
-         data_docs: bool = False) -> QualityReport:
-    """Run the benchmark's great-expectations suites on a (staged) release; a failure stops the
-    publish (ReleaseError) at build time."""
-    report = run_suites(benchmark.suites(release, counts, manifest), reports or release / "reports",
-                        label=label, data_docs=data_docs)
-    if not report.success and reports is None:
-        failed = [f"{c.check} [{c.column}]: {c.examples[:3]}" for c in report.failed]
-        raise ReleaseError(f"data-quality suite failed: {failed}")
-    return report
+def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: Path, reports: Path
+         ) -> QualityReport:
+    """The gate of a (staged or published) release: every file against the manifest's sha256,
+    size and row count, every embedded image and media file decoded, and the benchmark's
+    great-expectations suites; the report goes to ``reports`` (md, json, offline html)."""
+    return check_release(
+        release, manifest.get("files") or [],
+        lambda: benchmark.suites(release, manifest["counts"], manifest), reports, label=label)
+
+
+def gate_summary(report: QualityReport, limit: int = 5) -> str:
+    found = [f"{p.path}: {p.check}: {p.detail}" for p in report.problems[:limit]]
+    found += [f"{c.check} [{c.column}]: {c.examples[:3]}" for c in report.failed[:limit]]
+    return "; ".join(found)
 
 
 # -- the pending-review state -----------------------------------------------------------------

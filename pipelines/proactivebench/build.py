@@ -35,9 +35,10 @@ class ProactiveBench(Benchmark):
     )
     usage = (
         "import datasets\n"
-        "ds = datasets.load_dataset('/abs/path/to/this/release', 'coco', split='test')\n"
+        "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
         "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
     )
+    example_config = "coco"
     schema = EPISODE
     filtered_schema = FILTERED_EPISODE
     default_config = REPO / "configs" / "proactivebench.yaml"

@@ -52,10 +52,11 @@ class ProReady(Benchmark):
         + ". Videos are referenced by path and sha256, not embedded. Only items approved "
         "by all four reviewers on the released version are included. Built by benchforge.")
     usage = ("import datasets\n"
-             "ds = datasets.load_dataset('/abs/path/to/this/release', 'ssr', split='test')\n"
+             "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
              "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
-             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: ssr, rec, crr, ctd, gsd, all\n"
+             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
              "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])")
+    example_config = "ssr"
     schema = RELEASED_ITEM
     filtered_schema = FILTERED_ITEM
     default_config = REPO / "configs" / "proready.yaml"

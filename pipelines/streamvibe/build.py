@@ -68,10 +68,11 @@ class StreamVibe(Benchmark):
         "approved by four reviewers on the same version (App. B.3). Built by benchforge.")
     usage = (
         "import datasets\n"
-        "traj = datasets.load_dataset('/abs/path/to/this/release', 'rv', split='test')\n"
+        "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
         "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
         "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
     )
+    example_config = "rv"
     schema = SAMPLE
     filtered_schema = FILTERED
     default_config = REPO / "configs" / "streamvibe.yaml"

@@ -65,11 +65,16 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
     left = pd.read_parquet(release / "filtered_inputs")
     assert sorted(zip(left.environment, left.rule, strict=True)) == \
         [("coco", "multi-object image")] * 3 + [("quickdraw", "recognized: false")] * 3
-    # the manifest inventories real files with their hashes and row counts
+    # the manifest inventories every file of the release (but itself) with its hash
+    listed = {f["path"] for f in manifest["files"]}
+    assert listed == {p.relative_to(release).as_posix() for p in release.rglob("*")
+                      if p.is_file()} - {"manifest.json"}
+    assert {"README.md", "reports/data_quality.html", "reports/counts.png"} <= listed
     for f in manifest["files"]:
         data = (release / f["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"]
     assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("data/")) == 36
+    assert manifest["quality"]["success"] and manifest["quality"]["media_decoded"] > 36
     # tree.avi (VSOD) holds fewer frames than its header counts, over a complete timeline: kept,
     # and the manifest says so
     assert manifest["sources"]["vsod"]["notes"] == [
@@ -247,4 +252,4 @@ def test_a_failed_build_leaves_the_previous_release_intact(corpus, release, tmp_
     with pytest.raises(Exception, match="sideways"):
         run(["--raw-dir", str(corpus), "--out", str(out), "--config", str(bad)])
     assert parquet_digests(out / "proactivebench" / "2.0.0") == before
-    assert [p.name for p in (out / "proactivebench").iterdir()] == ["2.0.0"]
+    assert sorted(p.name for p in (out / "proactivebench").iterdir()) == ["2.0.0", "RELEASE_NOTES.md"]
