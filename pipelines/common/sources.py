@@ -143,7 +143,8 @@ class SourceReader(ABC):
             with FileSystems.open(full) as fh:
                 return fh.read()
         except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this item
-            text = str(exc).replace(full, relative).replace(self.root, "<root>")
+            text = str(exc).replace(full, relative)
+            text = text.replace(self.root, "<root>") if self.root else text
             raise BadInput(relative, field, f"cannot read: {type(exc).__name__}: {text}") from exc
 
     def rejection(self, err: BadInput, *, item_id: str = "", stage: str = "read") -> Rejection:
