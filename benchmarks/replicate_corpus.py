@@ -93,7 +93,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipelines.common.sources import ItemRef, ReaderConfig, SourceReader  # noqa: E402
+from pipelines.common.sources import Filtered, ItemRef, ReaderConfig, SourceReader  # noqa: E402
 from pipelines.proactivebench.sources import READERS  # noqa: E402
 
 ENVIRONMENTS = ("changeit", "coco", "imagenet_c", "mvpn", "quickdraw", "rod", "vsod")
@@ -400,6 +400,7 @@ class Listing:
 
     refs: list[ItemRef] = field(default_factory=list)
     rejections: list[Any] = field(default_factory=list)
+    filtered: list[Filtered] = field(default_factory=list)  # by design (multi-object images, …)
 
     def per_class(self) -> int:
         counts = Counter(ref.payload.get("category", "") for ref in self.refs)
@@ -409,7 +410,10 @@ class Listing:
 def listing(reader: SourceReader) -> Listing:
     out = Listing()
     for item in reader.enumerate():
-        (out.refs if isinstance(item, ItemRef) else out.rejections).append(item)
+        if isinstance(item, Filtered):
+            out.filtered.append(item)
+        else:
+            (out.refs if isinstance(item, ItemRef) else out.rejections).append(item)
     return out
 
 

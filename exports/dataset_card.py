@@ -2,10 +2,13 @@
 
 ``datasets.load_dataset(<release dir>, "<config>", split=...)`` reads the ``configs:`` block, so
 each environment is one config and ``all`` covers every environment (design.md §Environment).
+A card lists exactly the configs whose files hold rows: ``datasets`` cannot load a glob that
+matches nothing or only zero-row files, and a loading example must name a config that loads.
 """
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import Any
 
 import yaml
@@ -13,17 +16,34 @@ import yaml
 from schemas.core import RecordSchema
 
 
-def configs_yaml(groups: dict[str, str], split: str) -> list[dict[str, Any]]:
-    """``groups`` maps config name → data directory (relative to the release)."""
+def config_rows(config: dict[str, Any], files: list[dict[str, Any]]) -> int:
+    """Rows of the release's Parquet files a config's ``data_files`` globs match."""
+    patterns = [d["path"] for d in config["data_files"]]
+    return sum(f.get("rows", 0) for f in files if any(fnmatchcase(f["path"], p) for p in patterns))
+
+
+def configs_yaml(groups: dict[str, str], split: str, files: list[dict[str, Any]],
+                 extra: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """``groups`` maps config name → data directory (relative to the release); ``all`` covers
+    ``data/``; ``extra`` configs follow (e.g. a second record type). Only configs with rows in
+    ``files`` (the manifest's inventory) are kept."""
     configs = [
         {"config_name": name, "data_files": [{"split": split, "path": f"{d}/{split}-*.parquet"}]}
         for name, d in sorted(groups.items())
     ]
-    if configs:  # no kept rows at all: no config (a glob matching nothing does not load)
-        configs.append(
-            {"config_name": "all", "data_files": [{"split": split, "path": f"data/*/{split}-*.parquet"}]}
-        )
-    return configs
+    configs.append({"config_name": "all", "data_files": [{"split": split,
+                                                          "path": f"data/*/{split}-*.parquet"}]})
+    return [c for c in configs + list(extra or []) if config_rows(c, files)]
+
+
+def usage_text(usage: str, configs: list[dict[str, Any]], example: str) -> str:
+    """The loading snippet with ``{config}`` (``example`` if it loads, else the first config)
+    and ``{configs}`` (all of them) filled in; a release without rows says so instead."""
+    names = [c["config_name"] for c in configs]
+    if not names:
+        return "# This release holds no records: there is no config to load."
+    chosen = example if example in names else names[0]
+    return usage.replace("{config}", chosen).replace("{configs}", ", ".join(names))
 
 
 def render_card(
@@ -36,12 +56,15 @@ def render_card(
     schema: RecordSchema,
     warnings: list[str],
     usage: str,
+    files: list[dict[str, Any]],
+    example: str = "",
     extra_configs: list[dict[str, Any]] | None = None,
     sections: list[str] | None = None,
 ) -> str:
     """The card: ``groups`` become configs (plus ``all``), ``extra_configs`` follow them (e.g. a
-    second record type); ``sections`` are markdown lines appended after the provenance."""
-    configs = configs_yaml(groups, split) + list(extra_configs or [])
+    second record type), each only if ``files`` give it rows; ``usage`` is the loading snippet
+    (:func:`usage_text`); ``sections`` are markdown lines appended after the provenance."""
+    configs = configs_yaml(groups, split, files, extra_configs)
     header = yaml.safe_dump(
         {"configs": configs, "license": "other", "pretty_name": title},
         sort_keys=False,
@@ -55,13 +78,16 @@ def render_card(
         lines.append(f"| {env} | {c['inputs']} | {c['kept']} | {c['filtered']} | {c['rejected']} |")
     lines += [
         "",
-        "Every input ends as kept (`data/`), filtered (`filtered/`, with the filter's evidence) or "
-        "rejected (`rejected/`, with the file and field that were wrong).",
+        "Every input ends as kept (`data/`), filtered (`filtered/`: samples a named filter removed, "
+        "with its evidence; `filtered_inputs/`: source items a named selection rule left out, e.g. "
+        "a multi-object image; a row's `count` says how many items it stands for, since a per-class "
+        "sample is summarised as one row per class file) or rejected (`rejected/`, with the file and "
+        "field that were wrong).",
         "",
         "## Loading",
         "",
         "```python",
-        usage.strip(),
+        usage_text(usage.strip(), configs, example),
         "```",
         "",
         f"## Fields (record `{schema.name}`, schema {schema.version})",

@@ -1,11 +1,14 @@
-"""The one great-expectations runner: a release's suites → pass/fail, a report, Data Docs.
+"""The release gate: bytes against the manifest, every medium decoded, the expectations run.
 
 Every benchmark supplies its suites (:class:`Suite`: a name, ONE dataframe of the whole release
 — per-file batches would miss a duplicate id spread over two shards — its expectations and the
-key column that names failing rows); this module runs them in an ephemeral context (a bare
-``get_context()`` would pick up a ``gx/`` folder of a parent), collects one :class:`CheckResult`
-per expectation and writes ``data_quality.md`` / ``data_quality.json`` (Data Docs pages render
-unstyled offline — their CSS comes from CDNs — so the plain summary is what people read).
+key column that names failing rows); this module runs them in an ephemeral great-expectations
+context (a bare ``get_context()`` would pick up a ``gx/`` folder of a parent) and collects one
+:class:`CheckResult` per expectation. :func:`check_release` adds what expectations cannot see
+(:mod:`exports.integrity`: sha256, sizes and row counts against the manifest; every embedded
+image and media file decoded). The report is ``data_quality.md`` / ``.json`` / ``.html``: the
+HTML is one static page with inline styles and no script, readable offline (great-expectations'
+Data Docs index is filled in by JavaScript loaded from CDNs, and rendered empty here).
 
 Core expectations do not work on list columns (a length check measures the string form), so the
 benchmarks derive scalar or boolean columns from lists in plain Python and check those; the
@@ -17,12 +20,14 @@ from __future__ import annotations
 import html
 import json
 import logging
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from exports.integrity import Problem, decode_media, verify_files
 
 
 @dataclass
@@ -51,12 +56,22 @@ class QualityReport:
     release: Path
     rows: int
     checks: list[CheckResult]
-    data_docs_index: Path | None
-    markdown: Path
+    reports: Path  # folder of data_quality.md / .json / .html
+    problems: list[Problem] = field(default_factory=list)  # files and media (exports.integrity)
+    files_checked: int = 0
+    media_decoded: int = 0
 
     @property
     def success(self) -> bool:
-        return all(c.success for c in self.checks)
+        return not self.problems and all(c.success for c in self.checks)
+
+    @property
+    def markdown(self) -> Path:
+        return self.reports / "data_quality.md"
+
+    @property
+    def html(self) -> Path:
+        return self.reports / "data_quality.html"
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -69,30 +84,46 @@ def _columns(kwargs: dict[str, Any]) -> str:
     return ",".join(str(kwargs[k]) for k in ("column_A", "column_B") if k in kwargs)
 
 
-def run_suites(suites: list[Suite], reports: Path, *, label: Path, data_docs: bool = False
-               ) -> QualityReport:
-    """Validate every suite; write the report (and Data Docs when asked) into ``reports``.
-    ``label`` is the release path the report names (the final path, not a staging folder)."""
+def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[[], list[Suite]],
+                  reports: Path, *, label: Path) -> QualityReport:
+    """The whole gate on a (staged or published) release: ``listed`` is the manifest's ``files``;
+    ``suites`` builds the expectations' dataframes (called after the byte checks — a release whose
+    files cannot even be read fails with that finding instead of a traceback)."""
+    problems = verify_files(release, listed)
+    decoded, bad_media = decode_media(release, listed)
+    problems += bad_media
+    try:
+        built = suites()
+    except Exception as exc:  # noqa: BLE001 - any failure to read the release fails the gate
+        problems.append(Problem("expectations", "data/", f"the suites cannot read the release: "
+                                                        f"{type(exc).__name__}: {exc}"))
+        built = []
+    checks, rows = expectations(built)
+    report = QualityReport(label, rows, checks, reports, problems, len(listed), decoded)
+    write_reports(report)
+    return report
+
+
+def run_suites(suites: list[Suite], reports: Path, *, label: Path) -> QualityReport:
+    """The expectations alone (no manifest to check the files against); writes the report."""
+    checks, rows = expectations(suites)
+    report = QualityReport(label, rows, checks, reports)
+    write_reports(report)
+    return report
+
+
+def expectations(suites: list[Suite]) -> tuple[list[CheckResult], int]:
+    """Validate every suite: one result per expectation, and the rows of the first suite."""
     import great_expectations as gx
-    from great_expectations.checkpoint import Checkpoint, UpdateDataDocsAction
+    from great_expectations.checkpoint import Checkpoint
     from great_expectations.core import ExpectationSuite
     from great_expectations.core.validation_definition import ValidationDefinition
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    reports.mkdir(parents=True, exist_ok=True)
     for name in ("great_expectations", "great_expectations.data_context.types.base"):  # no INFO chatter
         logging.getLogger(name).setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    docs_dir = reports / "data_docs"
-    site = "release_quality"
-    if data_docs:
-        context.add_data_docs_site(site_name=site, site_config={
-            "class_name": "SiteBuilder",
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend",
-                              "base_directory": str(docs_dir)},
-        })
     source = context.data_sources.add_pandas("release")
     checks: list[CheckResult] = []
     for s in suites:
@@ -106,9 +137,8 @@ def run_suites(suites: list[Suite], reports: Path, *, label: Path, data_docs: bo
         suite = context.suites.add(ExpectationSuite(name=s.name, expectations=s.expectations))
         vd = context.validation_definitions.add(ValidationDefinition(name=s.name, data=batch_def,
                                                                      suite=suite))
-        actions = [UpdateDataDocsAction(name="data_docs", site_names=[site])] if data_docs else []
         checkpoint = context.checkpoints.add(Checkpoint(
-            name=f"{s.name}_checkpoint", validation_definitions=[vd], actions=actions,
+            name=f"{s.name}_checkpoint", validation_definitions=[vd], actions=[],
             result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [s.key]}))
         result = checkpoint.run(batch_parameters={"dataframe": s.frame})
         for run in result.run_results.values():
@@ -122,35 +152,83 @@ def run_suites(suites: list[Suite], reports: Path, *, label: Path, data_docs: bo
                     suite=s.name, check=str((cfg.meta or {}).get("check", cfg.type)),
                     expectation=cfg.type, column=_columns(cfg.kwargs), success=bool(r.success),
                     unexpected_count=int(res.get("unexpected_count") or 0), examples=examples))
-    index = docs_dir / "index.html"
-    rows = len(suites[0].frame) if suites else 0
-    report = QualityReport(label, rows, checks, index if data_docs and index.exists() else None,
-                           reports / "data_quality.md")
-    write_reports(report, reports)
-    return report
+    return checks, (len(suites[0].frame) if suites else 0)
 
 
-def write_reports(report: QualityReport, reports: Path) -> None:
-    """A plain summary next to the Data Docs (which render unstyled offline)."""
+def write_reports(report: QualityReport) -> None:
+    """``data_quality.md`` (people, diffs), ``.json`` (tools) and ``.html`` (a browser, offline:
+    static, inline styles, no script). No timestamps: a rebuild writes the same bytes."""
+    report.reports.mkdir(parents=True, exist_ok=True)
     status = "PASSED" if report.success else "FAILED"
+    passed = len(report.checks) - len(report.failed)
     lines = [
         f"# Data quality: {status}",
         "",
         f"Release: `{report.release}` — {report.rows} rows, "
-        f"{len(report.checks) - len(report.failed)}/{len(report.checks)} expectations passed.",
+        f"{passed}/{len(report.checks)} expectations passed; {report.files_checked} files checked "
+        f"against the manifest, {report.media_decoded} images / media decoded, "
+        f"{len(report.problems)} file problems.",
         "",
-        "| status | check | expectation | column(s) | unexpected | examples |",
-        "|---|---|---|---|---|---|",
     ]
+    if report.problems:
+        lines += ["| file check | file | problem |", "|---|---|---|"]
+        lines += [f"| **{p.check}** | `{p.path}` | {html.escape(p.detail)} |" for p in report.problems]
+        lines.append("")
+    lines += ["| status | check | expectation | column(s) | unexpected | examples |",
+              "|---|---|---|---|---|---|"]
     for c in report.checks:
         ex = ", ".join(html.escape(str(e)) for e in c.examples[:5])
         lines.append(f"| {'ok' if c.success else '**FAIL**'} | {c.check} | `{c.expectation}` | "
                      f"`{c.column}` | {c.unexpected_count} | {ex} |")
-    if report.data_docs_index:
-        lines += ["", f"Data Docs: `{os.path.relpath(report.data_docs_index, reports)}` "
-                      "(unstyled offline: its CSS comes from CDNs)."]
     report.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (reports / "data_quality.json").write_text(json.dumps({
-        "success": report.success, "rows": report.rows,
+    (report.reports / "data_quality.json").write_text(json.dumps({
+        "success": report.success, "rows": report.rows, "files_checked": report.files_checked,
+        "media_decoded": report.media_decoded,
+        "problems": [p.__dict__ for p in report.problems],
         "checks": [c.__dict__ for c in report.checks]}, indent=2, default=str) + "\n",
         encoding="utf-8")
+    report.html.write_text(render_html(report), encoding="utf-8")
+
+
+_STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+h1.passed { color: #1b5e20; } h1.failed { color: #b71c1c; }
+table { border-collapse: collapse; width: 100%; margin: 1em 0 2em; }
+th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top; }
+th { background: #f1f1f1; } tr.fail td { background: #ffebee; } tr.ok td.status { color: #1b5e20; }
+code { font-size: 90%; }
+"""
+
+
+def render_html(report: QualityReport) -> str:
+    """The report as one self-contained page (what ``benchforge check`` and a build leave for a
+    person to open): every result is in the HTML itself, nothing is fetched or scripted."""
+    e = html.escape
+    status = "PASSED" if report.success else "FAILED"
+    passed = len(report.checks) - len(report.failed)
+    rows = []
+    for p in report.problems:
+        rows.append(f"<tr class=\"fail\"><td class=\"status\">FAIL</td><td>{e(p.check)}</td>"
+                    f"<td><code>{e(p.path)}</code></td><td>{e(p.detail)}</td></tr>")
+    problems = ("<p>Every file matches the manifest and every image / medium decodes.</p>"
+                if not rows else
+                "<table id=\"files\"><tr><th>status</th><th>file check</th><th>file</th>"
+                "<th>problem</th></tr>" + "".join(rows) + "</table>")
+    checks = "".join(
+        f"<tr class=\"{'ok' if c.success else 'fail'}\"><td class=\"status\">"
+        f"{'ok' if c.success else 'FAIL'}</td><td>{e(c.suite)}</td><td>{e(c.check)}</td>"
+        f"<td><code>{e(c.expectation)}</code></td><td><code>{e(c.column)}</code></td>"
+        f"<td>{c.unexpected_count}</td><td>{e(', '.join(str(x) for x in c.examples[:5]))}</td></tr>"
+        for c in report.checks)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>Data quality: {status}</title><style>{_STYLE}</style></head><body>"
+        f"<h1 class=\"{status.lower()}\">Data quality: {status}</h1>"
+        f"<p>Release <code>{e(str(report.release))}</code>: {report.rows} rows; "
+        f"<strong>{passed}/{len(report.checks)}</strong> expectations passed; "
+        f"{report.files_checked} files checked against the manifest (size, sha256, rows); "
+        f"{report.media_decoded} images / media decoded; {len(report.problems)} file problems.</p>"
+        f"<h2>Files and media</h2>{problems}"
+        "<h2>Expectations</h2><table id=\"expectations\"><tr><th>status</th><th>suite</th>"
+        "<th>check</th><th>expectation</th><th>column(s)</th><th>unexpected</th><th>examples</th>"
+        f"</tr>{checks}</table></body></html>\n")

@@ -1,9 +1,16 @@
 """Turn a pipeline's staged output into a versioned release, published atomically (design.md §Conventions).
 
 Layout: ``<out>/<benchmark>/<semver>/`` with ``README.md`` (dataset card), ``data/``,
-``manifest.json``, ``filtered/``, ``rejected/``, ``reports/``. The staging directory is a
-sibling of the final one; publishing is a rename, so an interrupted run never leaves a
-half-written release and the previous release stays intact until the new one is complete.
+``manifest.json``, ``filtered/``, ``filtered_inputs/``, ``rejected/``, ``reports/``. The staging
+directory is a sibling of the final one; publishing is a rename, so an interrupted run never
+leaves a half-written release and the previous release stays intact until the new one is
+complete.
+
+Versions follow TFDS: a published version is never silently replaced by different records
+(:func:`release_status` refuses unless the version is bumped or ``--overwrite`` is given; the
+same records may be rebuilt in place), and ``<out>/<benchmark>/RELEASE_NOTES.md`` has one entry
+per published version (:func:`write_release_notes`), beside the releases so that no release
+changes after it is published.
 """
 
 from __future__ import annotations
@@ -62,13 +69,17 @@ def config_hash(config: dict[str, Any]) -> str:
 
 
 def outcome_counts(stages: dict[str, int]) -> dict[str, int]:
-    """Collapse stage counts to inputs / kept / filtered / rejected for one environment."""
+    """Collapse stage counts to inputs / kept / filtered / rejected for one environment.
+
+    Inputs are the listed candidates (``enumerated``) plus what was left out while listing
+    (``listing_rejected``, ``listing_filtered``: those never became item references)."""
     rejected = sum(n for stage, n in stages.items() if stage.endswith("_rejected"))
-    inputs = stages.get("enumerated", 0) + stages.get("listing_rejected", 0)
+    filtered = sum(n for stage, n in stages.items() if stage == "filtered" or stage.endswith("_filtered"))
+    inputs = sum(stages.get(s, 0) for s in ("enumerated", "listing_rejected", "listing_filtered"))
     return {
         "inputs": inputs,
         "kept": stages.get("kept", 0),
-        "filtered": stages.get("filtered", 0),
+        "filtered": filtered,
         "rejected": rejected,
     }
 
@@ -82,20 +93,21 @@ def write_empty_shards(staging: Path, groups: list[str], schema: RecordSchema, s
 
 
 def file_inventory(staging: Path) -> list[dict[str, Any]]:
-    """sha256, size and row count of every Parquet file actually present (not as reported)."""
+    """sha256 and size of every file actually present (not as reported), and the row count of
+    every Parquet file — all of the release but ``manifest.json`` (which holds this list) and
+    the build's scratch folder ``_build/``: the card and the reports are part of what was
+    published, and the gate checks them like the data."""
     import pyarrow.parquet as pq
 
     out = []
-    for path in sorted(staging.rglob("*.parquet")):
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
         rel = path.relative_to(staging).as_posix()
-        if rel.startswith("_build/"):
+        if rel.startswith("_build/") or rel == "manifest.json":
             continue
-        out.append({
-            "path": rel,
-            "rows": pq.ParquetFile(path).metadata.num_rows,
-            "bytes": path.stat().st_size,
-            "sha256": file_sha256(path),
-        })
+        entry: dict[str, Any] = {"path": rel, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+        if path.suffix == ".parquet":
+            entry["rows"] = pq.ParquetFile(path).metadata.num_rows
+        out.append(entry)
     return out
 
 
@@ -171,6 +183,121 @@ def publish(staging: Path, final: Path) -> None:
     os.rename(staging, final)
     if backup is not None:
         shutil.rmtree(backup)
+
+
+# -- versions ---------------------------------------------------------------------------------
+
+
+def semver_key(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in version.split("."))
+    except ValueError:
+        return ()
+
+
+def record_files(files: list[dict[str, Any]]) -> dict[str, str]:
+    """path → sha256 of a release's records (its Parquet files): what "the same content" means.
+    The card, the reports and the manifest also carry the code version, so they may differ
+    between two builds of the same records."""
+    return {f["path"]: f["sha256"] for f in files if f["path"].endswith(".parquet")}
+
+
+def record_changes(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """Folders whose records differ (``data/coco``, ``rejected``), sorted."""
+    def folders(files: dict[str, str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for path, sha in files.items():
+            out.setdefault(path.rsplit("/", 1)[0], set()).add(f"{path}:{sha}")
+        return out
+    a, b = folders(old), folders(new)
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def read_manifest(release: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((release / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def release_status(final: Path, files: list[dict[str, Any]], *, overwrite: bool, config: Path
+                   ) -> tuple[str, Any]:
+    """May ``final`` be published over, and how: ``("new", None)`` when the version is not
+    published yet; ``("same", <its release entry or None>)`` when it holds the same records (a
+    rebuild replaces it, keeping its entry); ``("overwrite", [changed folders])`` with
+    ``overwrite``; else ReleaseError.
+
+    Why: a version names one set of records (TFDS); a rebuild with other inputs silently
+    replaced the release people had cited."""
+    if not final.exists():
+        return "new", None
+    old = read_manifest(final) or {}
+    changed = record_changes(record_files(old.get("files") or []), record_files(files))
+    if not changed:
+        return "same", old.get("release")
+    if not overwrite:
+        raise ReleaseError(
+            f"{final} is already published with other records ({', '.join(changed[:6])} differ): "
+            f"bump `version:` in {config} ({SEMVER_HELP}) or pass --overwrite to replace it")
+    return "overwrite", changed
+
+
+def release_entry(out_root: Path, version: str, manifest: dict[str, Any], notes: str | None,
+                  overwrote: list[str] | None) -> dict[str, Any]:
+    """This version's release-notes facts (kept in the manifest, rendered into RELEASE_NOTES.md):
+    the config's ``release_notes`` text, the previous published version and which record
+    folders and kept counts changed since it."""
+    earlier = [p for p in out_root.iterdir() if p.is_dir() and semver_key(p.name)
+               and semver_key(p.name) < semver_key(version) and (p / "manifest.json").exists()] \
+        if out_root.is_dir() else []
+    entry: dict[str, Any] = {"notes": notes or "", "previous": None, "changes": [], "kept_changes": {}}
+    if earlier:
+        prev_dir = max(earlier, key=lambda p: semver_key(p.name))
+        prev = read_manifest(prev_dir) or {}
+        entry["previous"] = prev_dir.name
+        entry["changes"] = record_changes(record_files(prev.get("files") or []),
+                                          record_files(manifest["files"]))
+        before = {g: c.get("kept", 0) for g, c in (prev.get("counts") or {}).items()}
+        after = {g: c["kept"] for g, c in manifest["counts"].items()}
+        entry["kept_changes"] = {g: [before.get(g, 0), after.get(g, 0)]
+                                 for g in sorted(set(before) | set(after))
+                                 if before.get(g, 0) != after.get(g, 0)}
+    if overwrote:
+        entry["overwrote"] = overwrote
+    return entry
+
+
+def write_release_notes(out_root: Path, title: str) -> Path:
+    """``<out>/<benchmark>/RELEASE_NOTES.md``, regenerated from every published version's
+    manifest (newest first): what each version holds and what changed since the one before."""
+    entries = sorted(((p.name, m) for p in out_root.iterdir()
+                      if p.is_dir() and semver_key(p.name) and (m := read_manifest(p))),
+                     key=lambda e: semver_key(e[0]), reverse=True)
+    lines = [f"# {title} — release notes", "",
+             "One entry per published version, newest first (written by the build; the facts are "
+             "each version's `manifest.json` → `release`). " + SEMVER_HELP, ""]
+    for version, m in entries:
+        rel = m.get("release") or {}
+        kept = ", ".join(f"{g} {c['kept']}" for g, c in sorted((m.get("counts") or {}).items()))
+        lines += [f"## {version}", ""]
+        if rel.get("notes"):
+            lines += [rel["notes"].strip(), ""]
+        lines.append(f"- kept: {kept or 'nothing'}; config sha256 `{str(m.get('config_sha256', ''))[:12]}`, "
+                     f"code `{m.get('code_version', '?')}`")
+        if rel.get("previous"):
+            changes = ", ".join(rel.get("changes") or []) or "none"
+            lines.append(f"- since {rel['previous']}: records changed in {changes}")
+            for g, (a, b) in (rel.get("kept_changes") or {}).items():
+                lines.append(f"  - {g}: kept {a} → {b}")
+        else:
+            lines.append("- first version in this folder")
+        if rel.get("overwrote"):
+            lines.append(f"- rebuilt over an earlier {version} with other records (--overwrite): "
+                         f"{', '.join(rel['overwrote'])}")
+        lines.append("")
+    path = out_root / "RELEASE_NOTES.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
 
 
 def plot_counts(counts: dict[str, dict[str, int]], path: Path, title: str) -> Path:

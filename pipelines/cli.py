@@ -41,35 +41,41 @@ def benchmark(name: str) -> Benchmark:
 
 
 def check(argv: list[str]) -> int:
-    """The data-quality gate of a published release; exit 0 passed, 1 failed, 2 unreadable."""
+    """The gate of a published release: every file against the manifest's sha256, size and row
+    count, every embedded image and media file decoded, the benchmark's expectations; exit 0
+    passed, 1 failed, 2 unreadable (no manifest, unknown benchmark)."""
     from pipelines.common.driver import gate
 
     parser = argparse.ArgumentParser(prog="benchforge check", description=check.__doc__)
     parser.add_argument("release", type=Path, help="release folder (holds manifest.json and data/)")
     parser.add_argument("--reports", type=Path, default=None,
-                        help="where the reports go (default: checks/<version>/ beside the release: "
-                             "a published release is never written into)")
-    parser.add_argument("--no-data-docs", action="store_true", help="skip the HTML Data Docs")
+                        help="where the reports go (default: checks/<version>/ beside the release); "
+                             "never inside the release: a published release does not change")
     args = parser.parse_args(argv)
     release = args.release.resolve()
+    reports = (args.reports or release.parent / "checks" / release.name).resolve()
+    if reports == release or release in reports.parents:
+        print(f"error: --reports {args.reports} lies inside the release; a published release is "
+              "never written into", file=sys.stderr)
+        return 2
     try:
         manifest = json.loads((release / "manifest.json").read_text())
         bench = benchmark(str(manifest["benchmark"]))
-        report = gate(bench, release, manifest["counts"], manifest, label=release,
-                      reports=args.reports or release.parent / "checks" / release.name,
-                      data_docs=not args.no_data_docs)
     except (OSError, ValueError, KeyError) as err:
         print(f"error: cannot validate {args.release}: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
+    report = gate(bench, release, manifest, label=release, reports=reports)
     passed = len(report.checks) - len(report.failed)
     print(f"{'PASSED' if report.success else 'FAILED'}: {passed}/{len(report.checks)} expectations "
-          f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}")
+          f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}; "
+          f"{report.files_checked} files checked against the manifest, {report.media_decoded} "
+          f"images / media decoded, {len(report.problems)} file problems")
+    for p in report.problems:
+        print(f"  FAIL file {p.path} [{p.check}]: {p.detail}")
     for c in report.failed:
         print(f"  FAIL {c.check} [{c.expectation} on {c.column}]: {c.unexpected_count} unexpected, "
               f"e.g. {c.examples[:5]}")
-    print(f"summary: {report.markdown}")
-    if report.data_docs_index:
-        print(f"data docs: {report.data_docs_index}")
+    print(f"summary: {report.markdown}\nhtml: {report.html}")
     return 0 if report.success else 1
 
 

@@ -20,3 +20,21 @@ REJECTION = RecordSchema(
         Field("reason", "string", "Human-readable reason."),
     ),
 )
+
+FILTERED_INPUT = RecordSchema(
+    name="filtered_input",
+    version="1.0.0",
+    doc="A source item a named selection rule of the dataset left out before it became a sample "
+        "(e.g. a multi-object COCO image, an unrecognized QuickDraw drawing).",
+    fields=(
+        Field("item_id", "string", "Id of the input item."),
+        Field("benchmark", "string", "Benchmark being built."),
+        Field("environment", "string", "Environment / subset the item was read for."),
+        Field("stage", "string", "Pipeline stage that left it out (enumerate)."),
+        Field("source_file", "string", "File the item came from (relative to the source root)."),
+        Field("rule", "string", "The selection rule, e.g. 'multi-object image', 'recognized: false'."),
+        Field("reason", "string", "Human-readable reason."),
+        Field("count", "int64", "Source items this row stands for (1, or a per-file summary of a "
+                                "sampling rule such as 'per-class sample')."),
+    ),
+)

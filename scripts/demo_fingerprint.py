@@ -8,7 +8,10 @@ approvals of every candidate), and lists ``benchmark/relative path → sha256``.
 
 Text files are hashed after two normalisations, because they legitimately differ between two
 checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the
-``code_version`` (git commit of the code) becomes ``<code_version>``. Nothing else is normalised.
+``code_version`` (git commit of the code) becomes ``<code_version>``. The manifest lists the raw
+sha256 and size of every file, so for the text files among them (card, reports) those two
+values become ``<text>``: each of those files is fingerprinted itself, normalised. Nothing else
+is normalised.
 
     .venv/bin/python scripts/demo_fingerprint.py                 # print the fingerprint
     .venv/bin/python scripts/demo_fingerprint.py --check FILE    # compare, list what differs
@@ -41,6 +44,12 @@ def normalized(path: Path, tmp: Path) -> bytes:
     if path.suffix not in TEXT:
         return data
     text = data.decode("utf-8")
+    if path.name == "manifest.json":
+        manifest = json.loads(text)
+        for f in manifest.get("files", []):
+            if Path(f["path"]).suffix in TEXT:
+                f.update(sha256="<text>", bytes="<text>")
+        text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     text = text.replace(str(tmp), "<TMP>").replace(str(REPO), "<REPO>")
     return CODE_VERSION.sub(r"\1<code_version>", text).encode("utf-8")
 

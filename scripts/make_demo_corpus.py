@@ -446,16 +446,19 @@ def build_changeit(root: Path) -> None:
 
 # -- main ---------------------------------------------------------------------------------------
 def check(out: Path) -> dict[str, dict[str, int]]:
-    """Run every reader over the corpus: items loaded / rejected, so a broken corpus is loud."""
+    """Run every reader over the corpus: items loaded / filtered / rejected, so a broken corpus
+    is loud (filtered items are by design: multi-object images, unrecognized drawings)."""
     from core.errors import BadInput
-    from pipelines.common.sources import ItemRef
+    from pipelines.common.sources import Filtered, ItemRef
     from pipelines.proactivebench.sources import READERS
     counts = {}
     for env, cls in sorted(READERS.items()):
         reader = cls(str(out / env))
-        c = {"items": 0, "rejected": 0, "frames": 0}
-        for ref in reader.enumerate():
-            if isinstance(ref, ItemRef):
+        c = {"items": 0, "filtered": 0, "rejected": 0, "frames": 0}
+        for ref in [*reader.enumerate(), *reader.unrecognized()]:
+            if isinstance(ref, Filtered):
+                c["filtered"] += 1
+            elif isinstance(ref, ItemRef):
                 try:
                     c["frames"] += len(reader.load(ref).frames)
                     c["items"] += 1

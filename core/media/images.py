@@ -10,6 +10,7 @@ rebuilt release is byte-identical.
 from __future__ import annotations
 
 import io
+import posixpath
 from typing import Literal
 
 import numpy as np
@@ -23,13 +24,30 @@ PNG_COMPRESS_LEVEL = 6
 
 Box = tuple[int, int, int, int]  # (left, top, right, bottom), PIL convention
 
+# What a file name promises: extension → Pillow format. A file whose bytes are another format
+# (a PNG saved as ``.JPEG``, as in ImageNet's training set) was embedded silently; a release
+# keeps a file's original bytes and name, so the two must agree. MPO is how Pillow names a
+# camera JPEG with extra pictures.
+EXTENSION_FORMATS = {
+    ".jpg": {"JPEG", "MPO"}, ".jpeg": {"JPEG", "MPO"}, ".jpe": {"JPEG", "MPO"}, ".png": {"PNG"},
+    ".bmp": {"BMP"}, ".gif": {"GIF"}, ".webp": {"WEBP"}, ".tif": {"TIFF"}, ".tiff": {"TIFF"},
+    ".ppm": {"PPM"}, ".pgm": {"PPM"}, ".pbm": {"PPM"},
+}
+
 
 def decode_image(data: bytes, source_file: str, field: str = "file") -> Image.Image:
-    """Decode bytes into an RGB image, fully loaded; corrupt or truncated data ⇒ BadInput."""
+    """Decode bytes into an RGB image, fully loaded; corrupt or truncated data, or content of
+    another format than ``source_file``'s extension names (:data:`EXTENSION_FORMATS`) ⇒
+    BadInput."""
     if not data:
         raise BadInput(source_file, field, "empty file")
+    ext = posixpath.splitext(source_file)[1]
+    named = EXTENSION_FORMATS.get(ext.lower(), set())
     try:
         with Image.open(io.BytesIO(data)) as img:
+            if named and img.format not in named:
+                raise BadInput(source_file, field, f"the content is {img.format}, but the extension "
+                                                   f"{ext} names {min(named)}")
             img.load()  # force the full decode: a truncated JPEG fails here, not later
             return img.convert("RGB")
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:

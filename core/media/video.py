@@ -19,7 +19,11 @@ time from the decoder (``CAP_PROP_POS_MSEC``) and define the duration as *last d
 one nominal frame period* (what ``ffprobe`` reports as the stream duration for all three registry
 videos). A file from which no frame decodes is :class:`~core.errors.BadInput`; a file
 that decodes only part of what its header promises is *not* an error by itself — the shortfall is
-reported in :class:`VideoInfo` so a pipeline can decide (and the manifest can count it).
+reported in :class:`VideoInfo` so a pipeline can decide. The readers' rule
+(:func:`reject_truncated`): a video whose decoded timeline ends more than
+:data:`TRUNCATION_TOLERANCE_S` before the duration its header promises (header frames / fps) is
+*truncated* and rejected; one whose timeline is complete but holds fewer frames than the header
+counts (``tree.avi``: held frames) is kept, and the shortfall is recorded as a note.
 
 One sampler (:func:`causal_frames`): every consumer of 1 FPS frames — StreamVibe's stream, the
 ProReady-QA evidence check, the ChangeIt / VSOD video reader, the Gemini reviewer — gets the frame
@@ -64,10 +68,14 @@ JPEG_QUALITY = 90  # the JPEG rule's default quality (configs/streamvibe.yaml fr
 # the longest side of the 1 FPS frames the benchmarks' models see (configs/streamvibe.yaml
 # frames.max_side, configs/proready.yaml frame_max_side); the Gemini reviewer sees the same
 STREAM_MAX_SIDE = 448
+# how much shorter than its header's promise (header frames / fps) a decoded timeline may be
+# before the file counts as truncated: container durations are estimates, a second is not.
+TRUNCATION_TOLERANCE_S = 1.0
 
 __all__ = [
     "JPEG_QUALITY",
     "STREAM_MAX_SIDE",
+    "TRUNCATION_TOLERANCE_S",
     "CausalFrames",
     "TimedFrame",
     "VideoInfo",
@@ -75,6 +83,7 @@ __all__ = [
     "causal_frames_bytes",
     "encode_jpeg",
     "probe_video",
+    "reject_truncated",
     "resize_max_side",
     "transcode_for_browser",
 ]
@@ -110,6 +119,27 @@ class VideoInfo:
         if not self.header_mismatch:
             return ""
         return f"header says {self.header_frames} frames, only {self.decodable_frames} decode"
+
+    @property
+    def promised_s(self) -> float:
+        """The duration the header promises (0 when it gives no frame rate)."""
+        return self.header_frames / self.fps if self.fps > 0 else 0.0
+
+    @property
+    def truncated(self) -> bool:
+        """The decoded timeline ends well before the header's promise: part of the file is gone
+        (a cut download), unlike a sparse file whose held frames still fill the timeline."""
+        return self.promised_s - self.duration_s > TRUNCATION_TOLERANCE_S
+
+
+def reject_truncated(info: VideoInfo, source_file: str, field: str) -> None:
+    """The readers' rule for a video that decodes less than its header promises: BadInput when
+    it is :attr:`VideoInfo.truncated`; otherwise (``info.note``) the caller records the note."""
+    if info.truncated:
+        raise BadInput(source_file, field,
+                       f"truncated: the header promises {info.header_frames} frames "
+                       f"({info.promised_s:.1f} s), only {info.decodable_frames} decode "
+                       f"({info.duration_s:.1f} s)")
 
 
 @dataclass(frozen=True)
@@ -160,7 +190,7 @@ def _stderr_to_log() -> Iterator[None]:
 def _open(path: str | os.PathLike[str], source_file: str) -> cv2.VideoCapture:
     p = Path(path)
     if not p.is_file():
-        raise BadInput(source_file, "path", f"video file not found: {p}")
+        raise BadInput(source_file, "path", "video file not found")
     if p.stat().st_size == 0:
         raise BadInput(source_file, "frames", "empty file (0 bytes); decodes 0 frames")
     # FFmpeg only (OpenCV's fallback AVI parser adds nothing a reader can use), and what OpenCV

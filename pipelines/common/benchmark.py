@@ -17,6 +17,7 @@ from typing import Any
 
 import apache_beam as beam
 
+from core.errors import BadInput
 from schemas.core import RecordSchema
 
 
@@ -35,6 +36,7 @@ class BuildContext:
     state: dict[str, Any] = field(default_factory=dict)
     # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
     splits: tuple[str, ...] = ("test",)
+    skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # unreadable sources left out
 
     @property
     def version(self) -> str:
@@ -48,6 +50,20 @@ class BuildContext:
     def pending(self) -> bool:
         """A review benchmark built without decisions stops at the pending-review state."""
         return self.decisions is None
+
+    def source_unreadable(self, name: str, root: str, err: BadInput, *, sole: bool = False) -> None:
+        """A source that cannot be read as a whole (its annotation file, manifest or label list):
+        the build stops with one message naming the file and what is wrong (SystemExit: no
+        traceback, nothing published) — or, with ``--skip-unreadable-sources`` and other sources
+        left (not ``sole``), the source is left out and recorded (manifest ``skipped_sources``,
+        a card warning)."""
+        where = f"{err.source_file} (under {root}): {err.field}: {err.reason}"
+        if sole or not getattr(self.args, "skip_unreadable_sources", False):
+            hint = "" if sole else (" — fix it, or pass --skip-unreadable-sources to build the "
+                                    "other sources without it")
+            raise SystemExit(f"error: source {name} cannot be read: {where}{hint}")
+        self.skipped[name] = {"root": root, "file": err.source_file, "field": err.field,
+                              "reason": err.reason}
 
 
 @dataclass
@@ -80,7 +96,8 @@ class Benchmark:
     name: str = ""
     title: str = ""
     summary: str = ""  # card summary
-    usage: str = ""  # card "Loading" snippet
+    usage: str = ""  # card "Loading" snippet; {config} / {configs}: configs that have rows
+    example_config: str = ""  # the config the snippet loads when it has rows (else the first)
     schema: RecordSchema
     filtered_schema: RecordSchema
     split: str = "test"  # the evaluation split: every release holds it
@@ -112,6 +129,12 @@ class Benchmark:
         """The split a counts group belongs to: a release with several splits counts each apart
         (manifest ``splits``)."""
         return self.split
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        """Per configured source: the path it was read from, the samples (or review candidates)
+        it yielded, and its counts groups. A source that yields none stops the build with that
+        path (a root one folder too high lists nothing), unless ``--allow-empty-sources``."""
+        return {}
 
     def data_prefix(self, group: str) -> str | None:
         """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""

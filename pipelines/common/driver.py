@@ -5,8 +5,9 @@ pipelines.<benchmark>``); a :class:`~pipelines.common.benchmark.Benchmark` suppl
 its own. The driver owns:
 
 * the command line (``--config``, ``--raw-dir``, ``--out``, ``--decisions`` for reviewed
-  benchmarks, ``--split`` for benchmarks with a training split, plus the benchmark's own options;
-  anything else goes to Beam) and the config file;
+  benchmarks, ``--split`` for benchmarks with a training split, ``--skip-unreadable-sources``,
+  ``--allow-empty-sources``, ``--overwrite``, plus the benchmark's own options; anything else
+  goes to Beam) and the config file;
 * the splits of a release: the evaluation split always, and with ``--split train`` the training
   split *beside* it, built in the same run from the same sources, review decisions and seeds.
   Why together: "held out" is a property of a training split *and* the evaluation split it is
@@ -16,13 +17,19 @@ its own. The driver owns:
 * a staging folder beside the release, removed unless published (a killed build's is swept by
   the next one: :func:`exports.release.staging_dir`);
 * running the pipeline on the embedded runner or any Beam runner, with progress lines;
-* the balance check ``inputs = kept + filtered + rejected (+ pending)`` per counts group and the
-  check that the rows written equal the kept counts — a release that fails either is not
-  published;
+* the balance check ``inputs = kept + filtered + rejected (+ pending)`` per counts group, the
+  check that every configured source yielded samples (else the build stops naming the path it
+  read) and the check that the rows written equal the kept counts — a release that fails any is
+  not published;
 * for reviewed benchmarks without decisions, the *pending review* state
   (``<out>/<benchmark>/review/<version>/``: candidates, push units, review media, rejected/,
   ``status.json``) — nothing is released until four reviewers approve (StreamVibe App. B.3);
-* the manifest, the dataset card, ``reports/counts.png``, the atomic publish and the summary.
+* the manifest (listing every file of the release with its sha256), the dataset card (only
+  configs that have rows), ``reports/counts.png``; the gate (:func:`gate`: files against the
+  manifest, every medium decoded, the expectations) on the staged release, its reports written
+  into it and listed before publication; the version rule (a published version is replaced
+  only by the same records, or with ``--overwrite``), the atomic publish,
+  ``<out>/<benchmark>/RELEASE_NOTES.md`` and the summary.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import yaml
 
 from exports.croissant import write_croissant
 from exports.dataset_card import render_card
-from exports.quality import QualityReport, run_suites
+from exports.quality import QualityReport, check_release
 from exports.release import (
     SEMVER_HELP,
     ReleaseError,
@@ -49,13 +56,17 @@ from exports.release import (
     outcome_counts,
     plot_counts,
     publish,
+    release_entry,
+    release_status,
     staging_dir,
     write_empty_shards,
+    write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.options import run_pipeline
+from pipelines.common.transforms import FILTERED_INPUTS
 from pipelines.export_commands import citation
-from schemas.outcomes import REJECTION
+from schemas.outcomes import FILTERED_INPUT, REJECTION
 
 PENDING = "pending_review"
 
@@ -78,6 +89,15 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
     parser.add_argument("--config", type=Path, default=benchmark.default_config)
     parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
     parser.add_argument("--out", type=Path, default=Path("out"))
+    parser.add_argument("--skip-unreadable-sources", action="store_true",
+                        help="build the other sources when one cannot be read as a whole (its "
+                             "annotation file, manifest or label list); the manifest records it")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a published version that holds other records (default: "
+                             "refuse; bump `version:` in the config instead)")
+    parser.add_argument("--allow-empty-sources", action="store_true",
+                        help="publish even when a configured source yields no sample (default: "
+                             "stop, naming the path it was read from)")
     if benchmark.reviewed:
         parser.add_argument(
             "--decisions", type=Path, default=None,
@@ -121,6 +141,39 @@ def check_balance(counts: dict[str, dict[str, int]]) -> None:
         raise ReleaseError(f"inputs != kept + filtered + rejected (+ pending): {broken}")
 
 
+def check_sources_yield(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[str, int]],
+                        staging: Path) -> list[str]:
+    """Sources that yielded no sample: a ReleaseError naming the path each was read from (a root
+    one folder too high lists nothing, and a published empty release hides that), or — with
+    ``--allow-empty-sources`` — warnings for the manifest and the card."""
+    empty = []
+    for name, (path, samples, groups) in sorted(benchmark.source_yield(ctx, counts).items()):
+        if samples:
+            continue
+        c = {k: sum(counts.get(g, {}).get(k, 0) for g in groups) for k in ("inputs", "filtered", "rejected")}
+        why = outcome_reasons(staging, groups)
+        empty.append(f"{name}: 0 samples from {path} (inputs {c['inputs']}, filtered {c['filtered']}, "
+                     f"rejected {c['rejected']}{'; e.g. ' + '; '.join(why) if why else ''})")
+    if empty and not ctx.args.allow_empty_sources:
+        raise ReleaseError("a configured source yields no sample — check the path, or pass "
+                           "--allow-empty-sources: " + " | ".join(empty))
+    return empty
+
+
+def outcome_reasons(staging: Path, groups: list[str], limit: int = 3) -> list[str]:
+    """The first distinct reasons (file: reason) of the groups' rejections and filtered inputs."""
+    import pyarrow.parquet as pq
+
+    out: list[str] = []
+    for folder in ("rejected", FILTERED_INPUTS):
+        for path in sorted((staging / folder).glob("*.parquet")):
+            for row in pq.read_table(path, columns=["environment", "source_file", "reason"]).to_pylist():
+                text = f"{row['source_file']}: {row['reason']}"
+                if row["environment"] in groups and text not in out:
+                    out.append(text)
+    return sorted(out)[:limit]
+
+
 def check_rows(benchmark: Benchmark, counts: dict[str, dict[str, int]], files: list[dict[str, Any]]
                ) -> None:
     mismatch = {}
@@ -158,41 +211,78 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         stages = read_stages(staging)
         counts = count_groups(stages, benchmark.groups(ctx), pending=ctx.pending and benchmark.reviewed)
         check_balance(counts)
+        empty = check_sources_yield(benchmark, ctx, counts, staging)
         if benchmark.reviewed and ctx.pending:
             state = write_pending(benchmark, ctx, counts)
             print_pending(benchmark, ctx, state, counts)
             return state
         write_empty_shards(staging, ["filtered"], benchmark.filtered_schema, "filtered")
         write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
+        write_empty_shards(staging, [FILTERED_INPUTS], FILTERED_INPUT, FILTERED_INPUTS)
         files = file_inventory(staging)
         check_rows(benchmark, counts, files)
         fin = benchmark.finalize(ctx, counts, files)
         final = ctx.out_root / ctx.version
-        quality = gate(benchmark, staging, counts, fin.manifest, label=final)
-        manifest = assemble_manifest(benchmark, ctx, stages, counts, files, fin)
-        manifest["quality"] = {"success": quality.success, "expectations": len(quality.checks),
-                               "report": "reports/data_quality.md"}
-        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         declared = benchmark.groups(ctx)
         card_counts = {g: c for g, c in counts.items() if not declared or g in declared}
-        (staging / "README.md").write_text(render_card(
-            title=benchmark.title, summary=benchmark.summary,
-            manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
-            schema=benchmark.schema, warnings=fin.warnings, usage=benchmark.usage,
-            extra_configs=fin.extra_configs, sections=fin.card_sections))
-        # Croissant metadata describes the manifest and card (their sha256), so it comes last
-        write_croissant(staging, staging, citation=citation(benchmark.name))
         plot_counts(card_counts, staging / "reports" / "counts.png",
                     f"{benchmark.title} {ctx.version}: where every input went")
         shutil.rmtree(staging / "_build")
+        warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
+                                                           for e in empty]
+        manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging), fin,
+                                     warnings)
+        (staging / "README.md").write_text(render_card(
+            title=benchmark.title, summary=benchmark.summary,
+            manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
+            schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
+            files=manifest["files"], example=benchmark.example_config,
+            extra_configs=fin.extra_configs, sections=fin.card_sections))
+        manifest["files"] = file_inventory(staging)
+        manifest["release"] = release_facts(ctx, final, manifest)
+        write_manifest(staging, manifest)
+        quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports")
+        if not quality.success:
+            raise ReleaseError(f"the gate failed: {gate_summary(quality)}")
+        manifest["quality"] = {"success": True, "expectations": len(quality.checks),
+                               "files_checked": quality.files_checked,
+                               "media_decoded": quality.media_decoded,
+                               "report": "reports/data_quality.html"}
+        manifest["files"] = file_inventory(staging)  # now with the gate's reports
+        write_manifest(staging, manifest)
+        # Croissant metadata records the manifest's and the card's sha256, so it comes last; the
+        # gate checks it against the manifest (exports/integrity.py)
+        write_croissant(staging, staging, citation=citation(benchmark.name))
         publish(staging, final)
+    write_release_notes(ctx.out_root, benchmark.title)
     print_summary(benchmark, final, manifest, fin)
     return final
 
 
+def write_manifest(staging: Path, manifest: dict[str, Any]) -> None:
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def skipped_warnings(ctx: BuildContext) -> list[str]:
+    return [f"Source {name} was NOT built: it cannot be read ({s['file']}: {s['field']}: {s['reason']}); "
+            "built with --skip-unreadable-sources (manifest: skipped_sources)."
+            for name, s in sorted(ctx.skipped.items())]
+
+
+def release_facts(ctx: BuildContext, final: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The version rule (TFDS): a published version is replaced only by the same records —
+    or, with ``--overwrite``, by others, which its entry then says; ReleaseError otherwise."""
+    kind, facts = release_status(final, manifest["files"], overwrite=ctx.args.overwrite,
+                                 config=ctx.config_path)
+    if kind == "same" and facts is not None:
+        return facts  # the published entry stands: a rebuild of the same records is no new release
+    return release_entry(ctx.out_root, ctx.version, manifest, ctx.config.get("release_notes"),
+                         facts if kind == "overwrite" else None)
+
+
 def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str, dict[str, int]],
-                      counts: dict[str, dict[str, int]], files: list[dict[str, Any]], fin: Finalized
-                      ) -> dict[str, Any]:
+                      counts: dict[str, dict[str, int]], files: list[dict[str, Any]], fin: Finalized,
+                      warnings: list[str]) -> dict[str, Any]:
     return {
         "benchmark": benchmark.name,
         "version": ctx.version,
@@ -205,8 +295,9 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         **split_facts(benchmark, ctx, counts),
         "stages": stages,
         "counts": counts,
-        "warnings": fin.warnings,
+        "warnings": warnings,
         "files": files,
+        **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
         **fin.manifest,
     }
 
@@ -226,17 +317,20 @@ def split_facts(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[
     return {"split": list(ctx.splits), "splits": per}
 
 
-def gate(benchmark: Benchmark, release: Path, counts: dict[str, dict[str, int]],
-         manifest: dict[str, Any], label: Path, reports: Path | None = None,
-         data_docs: bool = False) -> QualityReport:
-    """Run the benchmark's great-expectations suites on a (staged) release; a failure stops the
-    publish (ReleaseError) at build time."""
-    report = run_suites(benchmark.suites(release, counts, manifest), reports or release / "reports",
-                        label=label, data_docs=data_docs)
-    if not report.success and reports is None:
-        failed = [f"{c.check} [{c.column}]: {c.examples[:3]}" for c in report.failed]
-        raise ReleaseError(f"data-quality suite failed: {failed}")
-    return report
+def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: Path, reports: Path
+         ) -> QualityReport:
+    """The gate of a (staged or published) release: every file against the manifest's sha256,
+    size and row count, every embedded image and media file decoded, and the benchmark's
+    great-expectations suites; the report goes to ``reports`` (md, json, offline html)."""
+    return check_release(
+        release, manifest.get("files") or [],
+        lambda: benchmark.suites(release, manifest["counts"], manifest), reports, label=label)
+
+
+def gate_summary(report: QualityReport, limit: int = 5) -> str:
+    found = [f"{p.path}: {p.check}: {p.detail}" for p in report.problems[:limit]]
+    found += [f"{c.check} [{c.column}]: {c.examples[:3]}" for c in report.failed[:limit]]
+    return "; ".join(found)
 
 
 # -- the pending-review state -----------------------------------------------------------------
@@ -256,7 +350,7 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             for u in sorted(review.units, key=lambda u: (u["sample_id"], u["version"]))))
         if review.media is not None:
             shutil.move(review.media, tmp / "media")
-        for group in ("filtered", "rejected"):  # what did not become a candidate, and why
+        for group in ("filtered", FILTERED_INPUTS, "rejected"):  # what did not become a candidate
             if (ctx.staging / group).exists():
                 shutil.copytree(ctx.staging / group, tmp / group)
         status = {
@@ -265,6 +359,7 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             "per_task_type": dict(sorted(Counter(u["task_type"] for u in review.units).items())),
             "config_sha256": config_hash(ctx.config), "code_version": code_version(),
             "review_media": "media/" if review.media else None,
+            **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
             "next": "push review_candidates.jsonl to Label Studio, pull the decisions, then rebuild "
                     "with --decisions <decision log>",
             **review.status,

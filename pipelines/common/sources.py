@@ -5,13 +5,19 @@ the expensive part: ``enumerate`` lists the items cheaply (parsing an annotation
 directory) and ``load`` turns one item reference into a :class:`SourceItem` with its frames
 encoded. Anything wrong with an item raises :class:`~core.errors.BadInput` naming
 the file and field; ``enumerate`` yields :class:`~core.errors.Rejection` for items
-it can already tell are bad (malformed line, duplicate id, out-of-range box).
+it can already tell are bad (malformed line, duplicate id, out-of-range box) and
+:class:`Filtered` for items a named selection rule of the dataset leaves out (a multi-object
+COCO image, an unrecognized QuickDraw drawing). Every candidate a reader considers is yielded
+as exactly one of the three, so ``inputs = kept + filtered + rejected`` counts what the source
+holds, not only what was used (design.md §Conventions "Nothing lost"). Files under the root that
+belong to no candidate and are no part of the layout are reported by :meth:`SourceReader.unrecognized`.
 """
 
 from __future__ import annotations
 
-import os
+import posixpath
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +52,9 @@ class SourceItem:
     ``goal_frames`` are the frames where the question is answerable (informative frames); the
     builder turns them into goal states. ``metadata`` holds the per-dataset fields documented in
     ``docs/sources.md`` (e.g. ROD's ``occluding_object``, ImageNet-C's ``corruption``).
-    ``source_files`` lists (relative path, sha256) of every file read, for the manifest.
+    ``source_files`` lists (relative path, sha256) of every file read, for the manifest;
+    ``notes`` (relative path, note) what is odd but not wrong about them (a video whose header
+    counts more frames than decode over a complete timeline), listed in the manifest too.
     """
 
     environment: str
@@ -58,6 +66,32 @@ class SourceItem:
     goal_frames: list[int]
     metadata: dict[str, Any] = field(default_factory=dict)
     source_files: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """A candidate left out by a named selection rule of the dataset — not bad input, but counted
+    and listed like a rejection (``filtered_inputs/`` of a release, schema
+    :data:`schemas.outcomes.FILTERED_INPUT`), so nothing a reader considered vanishes."""
+
+    item_id: str
+    benchmark: str
+    environment: str
+    source_file: str  # relative to the source root (``<file>:<line>`` for line-oriented files)
+    rule: str  # the selection rule, e.g. "multi-object image", "recognized: false"
+    reason: str
+    stage: str = "enumerate"
+    # how many source items this stands for: a rule that leaves out most of a file (per-class
+    # sampling of 10 of ~150K QuickDraw drawings) is one row per file, not one per item —
+    # millions of rows and shuffle elements would undo the build's flat memory
+    count: int = 1
+
+    def to_record(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "benchmark": self.benchmark,
+                "environment": self.environment, "stage": self.stage,
+                "source_file": self.source_file, "rule": self.rule, "reason": self.reason,
+                "count": self.count}
 
 
 @dataclass(frozen=True)
@@ -74,21 +108,23 @@ class SourceReader(ABC):
 
     environment: str = ""
     benchmark: str = "proactivebench"
+    checks_layout: bool = False  # True: every file under the root is checked (unrecognized())
 
     def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
         self.root = root.rstrip("/")
         self.config = config or ReaderConfig()
 
     @abstractmethod
-    def enumerate(self) -> Iterator[ItemRef | Rejection]:
-        """Yield one ref per candidate item (or a rejection for an item already known bad)."""
+    def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
+        """Yield one ref per candidate item, a rejection for an item already known bad, or a
+        :class:`Filtered` for one a selection rule leaves out."""
 
     def partitions(self) -> list[str]:
         """Parts of the source that can be listed independently, so a Beam runner enumerates them
         in parallel (e.g. one QuickDraw class file each). ``""`` is the whole source."""
         return [""]
 
-    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection]:
+    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection | Filtered]:
         """Enumerate one part from :meth:`partitions` (default: the whole source)."""
         yield from self.enumerate()
 
@@ -105,13 +141,16 @@ class SourceReader(ABC):
         return FileSystems.join(self.root, relative) if relative else self.root
 
     def read_bytes(self, relative: str, *, field: str = "file") -> bytes:
-        """Read a file through Beam's file systems; a missing file is a BadInput, not a crash."""
+        """Read a file through Beam's file systems; a missing file is a BadInput, not a crash.
+        The reason names the file relative to the root: a release must not carry host paths."""
         full = self.path(relative)
         try:
             with FileSystems.open(full) as fh:
                 return fh.read()
         except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this item
-            raise BadInput(relative, field, f"cannot read: {type(exc).__name__}: {exc}") from exc
+            text = str(exc).replace(full, relative)
+            text = text.replace(self.root, "<root>") if self.root else text
+            raise BadInput(relative, field, f"cannot read: {type(exc).__name__}: {text}") from exc
 
     def rejection(self, err: BadInput, *, item_id: str = "", stage: str = "read") -> Rejection:
         return Rejection.from_bad_input(
@@ -119,6 +158,55 @@ class SourceReader(ABC):
             item_id=item_id,
         )
 
+    def filtered(self, item_id: str, source_file: str, rule: str, reason: str, count: int = 1
+                 ) -> Filtered:
+        return Filtered(item_id=item_id, benchmark=self.benchmark, environment=self.environment,
+                        source_file=source_file, rule=rule, reason=reason, count=count)
 
-def relpath(root: str, full: str) -> str:
-    return os.path.relpath(full, root) if not full.startswith(("gs://", "s3://")) else full
+    # -- files that belong to no candidate -------------------------------------------------------
+    def layout_problem(self, relative: str) -> tuple[str, str] | None:
+        """For a file under the root: ``None`` if it is part of the layout (a candidate's file
+        or a known companion such as a label list), else ``(entry, why)`` — the topmost folder
+        or file that breaks the layout (``"imagenet_c/"`` when the root is one folder too high)
+        and why. The default knows no layout: readers of a manifest read only what it names."""
+        return None
+
+    def unrecognized(self) -> Iterator[Rejection]:
+        """One rejection per entry (folder or file) under the root that is no part of the layout,
+        counting the files below it. Why: a misplaced folder or a root one level too high used to
+        vanish without a word (inputs = 0); now it is an input, rejected with what is wrong.
+        Dot-files (``.DS_Store``, ``.git``) are never data and are skipped."""
+        if not self.checks_layout:
+            return
+        found = FileSystems.match([self.path("**")])[0].metadata_list
+        entries: Counter[tuple[str, str]] = Counter()
+        for m in found:
+            rel = posixpath.relpath(m.path, self.root)
+            if any(part.startswith(".") for part in rel.split("/")):
+                continue
+            problem = self.layout_problem(rel)
+            if problem is not None:
+                entries[problem] += 1
+        for (entry, why), n in sorted(entries.items()):
+            files = f"{n} file{'s' if n > 1 else ''}"
+            yield self.rejection(BadInput(entry, "path", f"{why} ({files})"), item_id=entry,
+                                 stage="enumerate")
+
+
+def preflight(readers: dict[str, SourceReader]) -> tuple[dict[str, list[str]], dict[str, BadInput]]:
+    """Read what each source depends on as a whole — its vocabulary, and with it the annotation
+    file, manifest or label list every item needs — before the pipeline starts.
+
+    Why before: inside a Beam step, a malformed COCO instances file raised from the vocabulary
+    step and the build died with a traceback. Here it becomes one error per source, which the
+    build reports (or, asked to, skips the source and says so in the manifest); the vocabularies
+    read here are the ones the pipeline uses. Returns (vocabulary per source, error per
+    unreadable source)."""
+    vocab: dict[str, list[str]] = {}
+    broken: dict[str, BadInput] = {}
+    for name, reader in sorted(readers.items()):
+        try:
+            vocab[name] = reader.vocabulary()
+        except BadInput as err:
+            broken[name] = err
+    return vocab, broken

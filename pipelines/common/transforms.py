@@ -1,8 +1,9 @@
 """Beam building blocks shared by every benchmark pipeline.
 
-* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections; the
-  frames of loaded items go to the blob store at once (``core.blobs``), so only references flow
-  through the rest of the pipeline.
+* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections, items a
+  selection rule leaves out become filtered inputs, files outside the layout become rejections,
+  and all of them are counted; the frames of loaded items go to the blob store at once
+  (``core.blobs``), so only references flow through the rest of the pipeline.
 * :class:`WriteShardedParquet` — deterministic HF-named shards through Beam file systems: only
   small records are shuffled, each shard is streamed one row group at a time.
 * :class:`WriteJson` — the per-stage counts and build facts the driver turns into the manifest.
@@ -13,6 +14,7 @@ file system (local, GCS, S3, HDFS) can write a release.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -33,10 +35,11 @@ from exports.parquet_shards import (
     write_shard,
 )
 from pipelines.common.progress import ReportProgress
-from pipelines.common.sources import Frame, ItemRef, SourceReader
+from pipelines.common.sources import Filtered, Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
 REJECTED = "rejected"
+FILTERED_INPUTS = "filtered_inputs"  # release folder of items a source's selection rule left out
 # A record reaching a shuffle with more inline bytes than this still carries its frames: they
 # belong in the blob store (core/blobs.py). Large elements are what made Beam buffer whole
 # benchmarks in memory and lose records between worker processes.
@@ -55,6 +58,8 @@ class _SplitRefs(beam.DoFn):
     def process(self, element):
         if isinstance(element, Rejection):
             yield TaggedOutput(REJECTED, element)
+        elif isinstance(element, Filtered):
+            yield TaggedOutput(FILTERED_INPUTS, element)
         else:
             yield element
 
@@ -90,11 +95,13 @@ class _Load(beam.DoFn):
 
 
 class ReadSource(beam.PTransform):
-    """Enumerate and load one source.
+    """Enumerate and load one source — the one way every reader's candidates are accounted for.
 
     Outputs ``refs`` (listed items), ``items`` (loaded; frames as blob references under
-    ``blobs``), ``listing_rejected`` (bad before loading: malformed line, duplicate id) and
-    ``load_rejected``. Inputs = refs + listing_rejected.
+    ``blobs``), ``listing_rejected`` (bad before loading: malformed line, duplicate id, a file
+    or folder outside the layout), ``listing_filtered`` (:class:`Filtered`: left out by a named
+    selection rule), ``load_rejected``, and ``counts``: the ``(group, stage)`` tags of all of
+    them for :class:`CountOutcomes`. Inputs = refs + listing_rejected + listing_filtered.
     """
 
     def __init__(self, reader: SourceReader, blobs: str) -> None:
@@ -108,8 +115,15 @@ class ReadSource(beam.PTransform):
             | "Partitions" >> beam.Create(self.reader.partitions())
             | "SpreadPartitions" >> beam.Reshuffle()
             | "Enumerate" >> beam.ParDo(_Enumerate(self.reader))
-            | "SplitRejected" >> beam.ParDo(_SplitRefs()).with_outputs(REJECTED, main="refs")
+            | "SplitRejected" >> beam.ParDo(_SplitRefs()).with_outputs(REJECTED, FILTERED_INPUTS,
+                                                                         main="refs")
         )
+        unrecognized = (
+            pbegin
+            | "Layout" >> beam.Create([None])
+            | "Unrecognized" >> beam.FlatMap(lambda _, r=self.reader: r.unrecognized())
+        )
+        listing_rejected = (listed[REJECTED], unrecognized) | "ListingRejected" >> beam.Flatten()
         total = beam.pvalue.AsSingleton(listed.refs | "CountRefs" >> beam.combiners.Count.Globally())
         loaded = (
             listed.refs
@@ -119,11 +133,19 @@ class ReadSource(beam.PTransform):
         items = loaded.items | "Progress" >> beam.ParDo(
             ReportProgress(f"read {self.reader.environment}"), total=total
         )
+        counts = (
+            listed.refs | "TagRefs" >> CountAs("enumerated"),
+            listing_rejected | "TagListingRejected" >> CountAs("listing_rejected"),
+            listed[FILTERED_INPUTS] | "TagListingFiltered" >> CountAs("listing_filtered"),
+            loaded[REJECTED] | "TagLoadRejected" >> CountAs("read_rejected"),
+        ) | "Tags" >> beam.Flatten()
         return {
             "refs": listed.refs,
             "items": items,
-            "listing_rejected": listed[REJECTED],
+            "listing_rejected": listing_rejected,
+            "listing_filtered": listed[FILTERED_INPUTS],
             "load_rejected": loaded[REJECTED],
+            "counts": counts,
         }
 
 
@@ -234,11 +256,12 @@ def outcome_group(element: Any) -> str:
     """The counts group of a record, rejection or item reference: its ``environment``."""
     if isinstance(element, dict):
         return str(element["environment"])
-    return element.environment  # Rejection, ItemRef, SourceItem
+    return element.environment  # Rejection, Filtered, ItemRef, SourceItem
 
 
 class CountAs(beam.PTransform):
-    """Tag every element with ``(group, stage)`` for :class:`CountOutcomes`."""
+    """Tag every element with ``(group, stage)`` for :class:`CountOutcomes` — as many times as the
+    items it stands for (``count`` of a per-file :class:`Filtered` summary; 1 otherwise)."""
 
     def __init__(self, stage: str, group_fn: Callable[[Any], str] = outcome_group) -> None:
         super().__init__()
@@ -247,7 +270,8 @@ class CountAs(beam.PTransform):
 
     def expand(self, pcoll):
         stage, group_fn = self.stage, self.group_fn
-        return pcoll | "Tag" >> beam.Map(lambda x: (group_fn(x), stage))
+        return pcoll | "Tag" >> beam.FlatMap(
+            lambda x: itertools.repeat((group_fn(x), stage), getattr(x, "count", 1)))
 
 
 class CountOutcomes(beam.PTransform):
@@ -276,6 +300,24 @@ class WriteFileList(beam.PTransform):
 
     def expand(self, files):
         return _flattened(files) | "Write" >> WriteJson(f"{self.staging}/_build/files.json")
+
+
+class WriteFilteredInputs(beam.PTransform):
+    """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records)."""
+
+    def __init__(self, staging: str) -> None:
+        super().__init__()
+        self.staging = staging
+
+    def expand(self, filtered):
+        from schemas.outcomes import FILTERED_INPUT
+
+        return (
+            _flattened(filtered)
+            | "Records" >> beam.Map(lambda r: r.to_record())
+            | "Write" >> WriteShardedParquet(self.staging, lambda r: FILTERED_INPUTS, FILTERED_INPUT,
+                                             FILTERED_INPUTS, unique=False)
+        )
 
 
 class WriteRejections(beam.PTransform):

@@ -16,6 +16,7 @@ from exports.release import source_digest
 from filtering.report import release_leak_summary
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
+from pipelines.common.sources import preflight
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
 from pipelines.proactivebench.sources import make_readers
@@ -35,9 +36,10 @@ class ProactiveBench(Benchmark):
     )
     usage = (
         "import datasets\n"
-        "ds = datasets.load_dataset('/abs/path/to/this/release', 'coco', split='test')\n"
+        "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
         "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
     )
+    example_config = "coco"
     schema = EPISODE
     filtered_schema = FILTERED_EPISODE
     default_config = REPO / "configs" / "proactivebench.yaml"
@@ -60,12 +62,23 @@ class ProactiveBench(Benchmark):
             ctx.config["environments"] = {k: v for k, v in ctx.config["environments"].items()
                                           if k in keep}
         overrides = dict(s.split("=", 1) for s in ctx.args.source)
-        ctx.state["readers"] = make_readers(ctx.config, ctx.raw_dir, overrides)
+        readers = make_readers(ctx.config, ctx.raw_dir, overrides)
+        vocab, broken = preflight(readers)
+        for env, err in broken.items():
+            ctx.source_unreadable(env, readers.pop(env).root, err)
+        if not readers:
+            raise SystemExit("error: no readable source left to build")
+        ctx.state["readers"], ctx.state["vocab"] = readers, vocab
         ctx.state["probes"] = ctx.args.probes or ctx.config.get("probes")
         ctx.state["clip"] = (ctx.config.get("negatives") or {}).get("clip")
 
     def groups(self, ctx: BuildContext) -> list[str]:
         return sorted(ctx.state["readers"])
+
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        return {env: (r.root, counts.get(env, {}).get("kept", 0), [env])
+                for env, r in ctx.state["readers"].items()}
 
     def describe(self, ctx: BuildContext) -> str:
         return (f"building {self.name} {ctx.version} from {ctx.raw_dir} "
@@ -73,7 +86,7 @@ class ProactiveBench(Benchmark):
 
     def pipeline(self, p, ctx: BuildContext) -> None:
         negatives = ctx.config.get("negatives") or {}
-        build_pipeline(p, ctx.state["readers"], PipelineConfig(
+        build_pipeline(p, ctx.state["readers"], ctx.state["vocab"], PipelineConfig(
             staging=str(ctx.staging),
             split=self.split,
             build=BuildConfig(global_seed=ctx.seed, negative_strategy=dict(negatives.get("strategy") or {})),
@@ -95,6 +108,9 @@ class ProactiveBench(Benchmark):
         sources: dict[str, list[dict[str, str]]] = {}
         for row in json.loads((build / "sources.json").read_text()):
             sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
+        notes: dict[str, list[dict[str, str]]] = {}
+        for row in json.loads((build / "notes.json").read_text()):
+            notes.setdefault(row["environment"], []).append({"file": row["file"], "note": row["note"]})
         strategies = json.loads((build / "negatives.json").read_text())
         clip, probes = ctx.state["clip"], ctx.state["probes"]
         leak = release_leak_summary(ctx.staging, probes, ctx.config)
@@ -102,7 +118,8 @@ class ProactiveBench(Benchmark):
         readers = ctx.state["readers"]
         return Finalized(
             manifest={
-                "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, []))}
+                "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, [])),
+                                **({"notes": notes[e]} if e in notes else {})}
                             for e in sorted(readers)},
                 "negatives": {"strategies": strategies, "clip": miner},
                 "leak_filter": leak,

@@ -24,6 +24,7 @@ from pipelines.common.transforms import (
     CountOutcomes,
     ReadSource,
     WriteFileList,
+    WriteFilteredInputs,
     WriteJson,
     WriteRejections,
     WriteShardedParquet,
@@ -187,22 +188,18 @@ class SelectOpenEnded(beam.PTransform):
         )
 
 
-def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: PipelineConfig) -> None:
-    """Add the whole build to ``p``; outputs land under ``cfg.staging``."""
+def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: dict[str, list[str]],
+                   cfg: PipelineConfig) -> None:
+    """Add the whole build to ``p``; outputs land under ``cfg.staging``. ``vocab`` is each
+    source's label set, read before the build (:func:`pipelines.common.sources.preflight`)."""
     blobs = f"{cfg.staging}/_build/blobs"
-    items_all, rejected_all, tags, base_vocab = [], [], [], []
+    items_all, rejected_all, filtered_inputs, tags = [], [], [], []
     for env, reader in sorted(readers.items()):
         read = p | f"Read[{env}]" >> ReadSource(reader, blobs)
         items_all.append(read["items"])
         rejected_all += [read["listing_rejected"], read["load_rejected"]]
-        tags += [read["refs"] | f"CountRefs[{env}]" >> CountAs("enumerated"),
-                 read["listing_rejected"] | f"CountListRejected[{env}]" >> CountAs("listing_rejected"),
-                 read["load_rejected"] | f"CountLoadRejected[{env}]" >> CountAs("read_rejected")]
-        base_vocab.append(
-            p
-            | f"Vocabulary[{env}]" >> beam.Create([env])
-            | f"ReadVocabulary[{env}]" >> beam.Map(lambda e, r=reader: (e, r.vocabulary()))
-        )
+        filtered_inputs.append(read["listing_filtered"])
+        tags.append(read["counts"])
     items = items_all | "AllItems" >> beam.Flatten()
     sources = (
         items
@@ -211,9 +208,9 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
         )
         | "DistinctSourceFiles" >> beam.Distinct()
     )
-    vocab = base_vocab | "AllVocabularies" >> beam.Flatten()
+    vocabularies = p | "Vocabularies" >> beam.Create(sorted(vocab.items()))
     built = items | "BuildEpisodes" >> beam.ParDo(
-        BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocab)
+        BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocabularies)
     ).with_outputs(REJECTED, main="episodes")
     checked = built.episodes | "SelfCheck" >> beam.ParDo(SelfCheck()).with_outputs(
         REJECTED, main="episodes"
@@ -251,9 +248,17 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], cfg: Pipe
         kept | "WriteKept" >> WriteShardedParquet(
             cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split),
         tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging),
+        tuple(filtered_inputs) | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging),
     ]
     tuple(files) | "FileList" >> WriteFileList(cfg.staging)
     tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
+    (
+        items
+        | "MediaNotes" >> beam.FlatMap(lambda it: [(it.environment, f, n) for f, n in it.notes])
+        | "DistinctNotes" >> beam.Distinct()
+        | "NoteRecords" >> beam.MapTuple(lambda env, f, n: {"environment": env, "file": f, "note": n})
+        | "WriteNotes" >> WriteJson(f"{cfg.staging}/_build/notes.json")
+    )
     (
         sources
         | "SourceRecords" >> beam.MapTuple(

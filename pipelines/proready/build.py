@@ -24,7 +24,7 @@ from core.errors import BadInput
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
-from pipelines.common.sources import ReaderConfig
+from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.generation import ITEMS, GenerationConfig, generation_config
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.quality import verifiability
@@ -53,10 +53,11 @@ class ProReady(Benchmark):
         + ". Videos are referenced by path and sha256, not embedded. Only items approved "
         "by all four reviewers on the released version are included. Built by benchforge.")
     usage = ("import datasets\n"
-             "ds = datasets.load_dataset('/abs/path/to/this/release', 'ssr', split='test')\n"
+             "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
              "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
-             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: ssr, rec, crr, ctd, gsd, all\n"
+             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
              "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])")
+    example_config = "ssr"
     schema = RELEASED_ITEM
     filtered_schema = FILTERED_ITEM
     default_config = REPO / "configs" / "proready.yaml"
@@ -95,6 +96,8 @@ class ProReady(Benchmark):
         reader = ProReadyReader(root, ReaderConfig(global_seed=ctx.seed, extra={
             "manifest": src.get("manifest", "manifest.yaml"),
             "end_tolerance_s": src.get("end_tolerance_s", 0.5)}))
+        for err in preflight({VIDEOS: reader})[1].values():
+            ctx.source_unreadable(self.name, root, err, sole=True)
         try:
             corrections = read_rows(args.corrections) if args.corrections else []
         except (OSError, BadInput) as exc:
@@ -116,6 +119,12 @@ class ProReady(Benchmark):
 
     def data_prefix(self, group: str) -> str | None:
         return "data" if group == ITEMS else None
+
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        reader = ctx.state["reader"]
+        return {VIDEOS: (f"{reader.root}/{reader.manifest}", counts.get(VIDEOS, {}).get("kept", 0),
+                         [VIDEOS])}
 
     def describe(self, ctx: BuildContext) -> str:
         g = ctx.state["generation"]

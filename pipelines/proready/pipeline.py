@@ -31,6 +31,7 @@ from pipelines.common.transforms import (
     CountOutcomes,
     ReadSource,
     WriteFileList,
+    WriteFilteredInputs,
     WriteJson,
     WriteRejections,
     WriteShardedParquet,
@@ -135,12 +136,7 @@ def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )
     candidates = built[CANDIDATES] | "ProgressCandidates" >> beam.ParDo(ReportProgress("proready candidates"))
-    tags = [
-        read["refs"] | "CountRefs" >> CountAs("enumerated", lambda _: VIDEOS),
-        read["listing_rejected"] | "CountListRejected" >> CountAs("listing_rejected", lambda _: VIDEOS),
-        read["load_rejected"] | "CountLoadRejected" >> CountAs("read_rejected", lambda _: VIDEOS),
-        built[COUNTS],
-    ]
+    tags = [read["counts"], built[COUNTS]]
     rejected = [read["listing_rejected"], read["load_rejected"], built[REJECTED]]
     filtered = [built[FILTERED]]
     if not cfg.review:
@@ -167,6 +163,7 @@ def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig
         tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
             cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED),
         tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging),
+        read["listing_filtered"] | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging),
     ]
     tuple(files) | "FileList" >> WriteFileList(cfg.staging)
     tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)

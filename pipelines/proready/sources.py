@@ -37,7 +37,8 @@ import yaml
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
-from core.media.video import probe_video
+from core.media.video import probe_video, reject_truncated
+from core.text import utf8_lines, utf8_text
 from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader
 from schemas.proready import TASK_TYPES
 
@@ -113,21 +114,29 @@ class ProReadyReader(SourceReader):
         self.end_tolerance_s = float(self.config.extra.get("end_tolerance_s", 0.5))
 
     def vocabulary(self) -> list[str]:
+        """No label set (questions and answers come from the annotations); the manifest is read
+        all the same, so one that cannot be read stops the build before it starts
+        (:func:`pipelines.common.sources.preflight`)."""
+        self._entries()
         return []
 
     # -- listing ---------------------------------------------------------------------------------
     def _entries(self) -> list[Any]:
-        raw = self.read_bytes(self.manifest, field="manifest").decode("utf-8", errors="replace")
+        """The manifest's video entries (a BadInput in place of a JSONL line that cannot be read);
+        a manifest that cannot be read at all is a BadInput for the whole source."""
+        data = self.read_bytes(self.manifest, field="manifest")
         if self.manifest.endswith((".jsonl", ".ndjson")):
             out: list[Any] = []
-            for n, line in enumerate(raw.splitlines(), 1):
-                if not line.strip():
+            for n, line in utf8_lines(data, self.manifest):
+                if isinstance(line, BadInput):
+                    out.append(BadInput(self.manifest, f"line {n}", line.reason))
                     continue
                 try:
                     out.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     out.append(BadInput(self.manifest, f"line {n}", f"invalid JSON: {exc.msg}"))
             return out
+        raw = utf8_text(data, self.manifest, field="manifest")
         try:
             doc = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
@@ -137,8 +146,12 @@ class ProReadyReader(SourceReader):
         return list(doc["videos"])
 
     def enumerate(self) -> Iterator[ItemRef | Rejection]:
-        seen: set[str] = set()
-        for i, entry in enumerate(self._entries()):
+        entries = self._entries()
+        indices: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict) and isinstance(entry.get("video_id"), str):
+                indices.setdefault(entry["video_id"], []).append(i)
+        for i, entry in enumerate(entries):
             where = f"videos[{i}]"
             if isinstance(entry, BadInput):
                 yield self.rejection(entry, item_id=f"{where}", stage="listing")
@@ -149,11 +162,12 @@ class ProReadyReader(SourceReader):
                                f"missing or not a plain id ([A-Za-z0-9_.-]): {vid!r}")
                 yield self.rejection(err, item_id=where, stage="listing")
                 continue
-            if vid in seen:
-                err = BadInput(self.manifest, f"{where}.video_id", f"duplicate video id {vid!r}", vid)
+            if len(indices[vid]) > 1:  # which entry describes the video cannot be told
+                shared = ", ".join(f"videos[{j}]" for j in indices[vid])
+                err = BadInput(self.manifest, f"{where}.video_id", f"video id {vid!r} is given by "
+                               f"{shared}: every entry sharing it is rejected", vid)
                 yield self.rejection(err, item_id=vid, stage="listing")
                 continue
-            seen.add(vid)
             yield ItemRef(VIDEOS, vid, {"entry": entry, "index": i})
 
     # -- loading ---------------------------------------------------------------------------------
@@ -175,6 +189,7 @@ class ProReadyReader(SourceReader):
         local, tmp, sha = self._local_copy(full, rel, vid)
         try:
             info = probe_video(local, source_file=rel)
+            reject_truncated(info, rel, "frames")
         except BadInput as err:
             raise BadInput(rel, err.field, err.reason, vid) from err
         finally:
@@ -248,7 +263,8 @@ class ProReadyReader(SourceReader):
                     h.update(chunk)
                     dst.write(chunk)
         except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this video
-            raise BadInput(rel, "path", f"cannot read: {type(exc).__name__}: {exc}", vid) from exc
+            text = str(exc).replace(full, rel)  # no host paths in a release
+            raise BadInput(rel, "path", f"cannot read: {type(exc).__name__}: {text}", vid) from exc
         return dst.name, dst.name, h.hexdigest()
 
     def _spans(self, raw: Any, field: str, duration: float, vid: str) -> list[Span]:

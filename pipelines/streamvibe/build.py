@@ -26,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.errors import BadInput
 from core.files import write_json_atomic
 from exports.release import ReleaseError, source_digest, write_empty_shards
 from pipelines.common import driver
@@ -40,7 +41,13 @@ from pipelines.streamvibe.review import (
     to_routing_candidate,
     update_ledger,
 )
-from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, source_files
+from pipelines.streamvibe.sources import (
+    UNASSIGNED,
+    enumerate_pairs,
+    load_intent_specs,
+    read_manifest,
+    source_files,
+)
 from pipelines.streamvibe.train_release import load_train_config, train_finalize
 from pipelines.streamvibe.training import is_train
 from schemas.outcomes import REJECTION
@@ -74,10 +81,11 @@ class StreamVibe(Benchmark):
         "approved by four reviewers on the same version (App. B.3). Built by benchforge.")
     usage = (
         "import datasets\n"
-        "traj = datasets.load_dataset('/abs/path/to/this/release', 'rv', split='test')\n"
+        "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
         "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
         "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
     )
+    example_config = "rv"
     schema = SAMPLE
     filtered_schema = FILTERED
     default_config = REPO / "configs" / "streamvibe.yaml"
@@ -123,6 +131,11 @@ class StreamVibe(Benchmark):
         if not Path(root).exists() and "://" not in root:
             raise SystemExit(f"StreamVibe source directory not found: {root} (set RAW_DIR, or "
                              "source.path in the config)")
+        manifest = str(src.get("manifest", "manifest.jsonl"))
+        try:  # an unreadable manifest stops the build here, in one line, not inside Beam
+            read_manifest(root, manifest)
+        except BadInput as err:
+            ctx.source_unreadable(self.name, root, err, sole=True)
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
@@ -131,7 +144,7 @@ class StreamVibe(Benchmark):
             panel = int((cfg.get("review") or {}).get("panel_size", 4))
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
             statuses = review_statuses(ctx.decisions, panel, latest)
-        ctx.state.update(root=root, manifest=str(src.get("manifest", "manifest.jsonl")),
+        ctx.state.update(root=root, manifest=manifest,
                          intents=intents, specs_version=load_intent_specs(intents)[0],
                          gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
         if TRAIN_SPLIT in ctx.splits:
@@ -149,6 +162,13 @@ class StreamVibe(Benchmark):
         # training rows are per pool (SFT streams, RL seed rows per help point): the training
         # suite checks them against the kept counts (quality.training_frames)
         return f"data/{config_name(group)}" if group in SUBTYPES else None
+
+    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        """Candidates the manifest yielded (kept, pending review, or filtered by review or
+        allocation): none means the path or the manifest is wrong, not that reviewers said no."""
+        n = sum(counts.get(st, {}).get(k, 0) for st in SUBTYPES for k in ("kept", "pending", "filtered"))
+        return {self.name: (f"{ctx.state['root']}/{ctx.state['manifest']}", n, [*SUBTYPES, UNASSIGNED])}
 
     def describe(self, ctx: BuildContext) -> str:
         return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.state['root']} "

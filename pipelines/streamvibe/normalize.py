@@ -10,8 +10,9 @@ frames and user turns available by t" (App. B.2). Two consequences:
   stream never shows a frame presented after its decision time (the causal invariant the
   quality suite checks).
 
-Undecodable, empty or missing files raise :class:`BadInput` (the pairs of that video are
-rejected with the reason). Frames go through the sampler's one resize rule (longest side
+Undecodable, empty, missing or truncated files (the decoded timeline ends well before the
+header's promise: :func:`core.media.video.reject_truncated`) raise :class:`BadInput` (the pairs of
+that video are rejected with the reason). Frames go through the sampler's one resize rule (longest side
 capped at ``max_side``) and one JPEG rule, so the same file gives the same bytes on every worker
 (design.md §Conventions) and the same frames the ProReady-QA evidence check and the Gemini
 reviewer see.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from core.blobs import BlobRef
 from core.errors import BadInput
 from core.files import sha256_hex
-from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
+from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes, reject_truncated
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ def normalize_video(data: bytes, source_file: str, *, max_side: int = STREAM_MAX
     sampled = causal_frames_bytes(data, source_file, field="video", max_side=max_side,
                                   jpeg_quality=jpeg_quality)
     info = sampled.info
+    reject_truncated(info, source_file, "video")  # a cut file's stream would end too early
     return NormalizedVideo(
         source_file=source_file, sha256=sha256_hex(data), fps=info.fps,
         header_frames=info.header_frames, decodable_frames=info.decodable_frames,

@@ -27,6 +27,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
+from core.text import utf8_lines
 from schemas.streamvibe import BENCHMARK, DYNAMIC, ENVIRONMENTS, SUBTYPES
 
 UNASSIGNED = "unassigned"
@@ -87,6 +88,12 @@ def _read(root: str, rel: str, field: str) -> bytes:
         raise BadInput(rel, field, f"cannot read ({type(exc).__name__})") from exc
 
 
+def read_manifest(root: str, manifest: str) -> bytes:
+    """The manifest's bytes, or BadInput: the build reads it before it starts, so an unreadable
+    manifest is one clear error there (and, should it vanish later, one rejection here)."""
+    return _read(root, manifest, "manifest")
+
+
 def _rejection(err: BadInput, subtype: str = UNASSIGNED, stage: str = "listing") -> Rejection:
     return Rejection.from_bad_input(err, benchmark=BENCHMARK, environment=subtype, stage=stage)
 
@@ -107,22 +114,32 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
     one rejected input too.
     """
     try:
-        text = _read(root, manifest, "manifest").decode("utf-8")
-    except (BadInput, UnicodeDecodeError) as exc:
-        err = exc if isinstance(exc, BadInput) else BadInput(manifest, "manifest", "not UTF-8")
+        data = read_manifest(root, manifest)
+    except BadInput as err:
         yield _rejection(BadInput(manifest, "manifest", err.reason, item_id="*"))
         return
-    seen: set[tuple[str, str]] = set()
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    rows: list[tuple[int, dict[str, Any] | BadInput]] = []
+    for n, line in utf8_lines(data, manifest):
+        if isinstance(line, BadInput):
+            rows.append((n, BadInput(manifest, f"line {n}", line.reason, item_id=f"{manifest}:{n}")))
             continue
-        where = f"{manifest}:{n}"
         try:
             row = json.loads(line)
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
         except ValueError as exc:
-            yield _rejection(BadInput(manifest, f"line {n}", f"invalid JSON ({exc})", item_id=where))
+            rows.append((n, BadInput(manifest, f"line {n}", f"invalid JSON ({exc})",
+                                     item_id=f"{manifest}:{n}")))
+            continue
+        rows.append((n, row))
+    lines_of: dict[tuple[str, str], list[int]] = {}
+    for n, row in rows:
+        if isinstance(row, dict):
+            lines_of.setdefault((str(row.get("collection")), str(row.get("video_id"))), []).append(n)
+    for n, row in rows:
+        where = f"{manifest}:{n}"
+        if isinstance(row, BadInput):
+            yield _rejection(row)
             continue
         missing = [k for k in ("collection", "video_id", "video", "task_record") if not row.get(k)]
         if missing:
@@ -136,11 +153,11 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
             yield _rejection(BadInput(manifest, f"line {n}: environment",
                                       f"{env!r} is not one of {ENVIRONMENTS}", item_id=item))
             continue
-        if (coll, vid) in seen:
-            yield _rejection(BadInput(manifest, f"line {n}: video_id", "duplicate video id",
-                                      item_id=item))
+        if len(lines_of[(coll, vid)]) > 1:  # which line describes the video cannot be told
+            yield _rejection(BadInput(manifest, f"line {n}: video_id",
+                                      f"video id {item} is on lines {lines_of[(coll, vid)]}: every "
+                                      "line sharing it is rejected", item_id=item))
             continue
-        seen.add((coll, vid))
         rec_path = str(row["task_record"])
         try:
             record = json.loads(_read(root, rec_path, "task_record"))

@@ -3,10 +3,12 @@
 Their native releases cannot be verified on these machines, so each is read from
 ``<root>/manifest.jsonl``: one JSON object per line with ``id``, ``frames`` (paths relative to
 the root, in sequence order) or ``video`` (+ optional ``fps``, default 1), ``category`` and the
-per-dataset keys documented in ``docs/sources.md``. A line that is not valid JSON, lacks a key
-or has an out-of-range value becomes a :class:`Rejection` whose ``source_file`` is
-``manifest.jsonl:<line>`` and whose ``field`` names the key; a frame file that is missing or
-undecodable at load time is a :class:`BadInput` naming ``frames[i]``.
+per-dataset keys documented in ``docs/sources.md``. A line that is not UTF-8 or not valid JSON,
+lacks a key or has an out-of-range value becomes a :class:`Rejection` whose ``source_file`` is
+``manifest.jsonl:<line>`` and whose ``field`` names the key, as does every line of an id given
+twice; a frame file that is missing or undecodable at load time is a :class:`BadInput` naming
+``frames[i]``. A manifest or ``labels.json`` that cannot be read makes the whole source
+unreadable (reported before the build starts, :func:`pipelines.common.sources.preflight`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from apache_beam.io.filesystems import FileSystems
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.images import passthrough_or_png
-from core.media.video import causal_frames_bytes
+from core.media.video import causal_frames_bytes, reject_truncated
+from core.text import json_error, utf8_lines
 from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
 
 MANIFEST = "manifest.jsonl"
@@ -85,19 +88,17 @@ class ManifestReader(SourceReader):
         """SourceItem fields beyond frames/ids: category, start/reference/goal, metadata."""
 
     # -- manifest -------------------------------------------------------------------------
-    def _records(self) -> Iterator[tuple[int, str]]:
-        text = self.read_bytes(MANIFEST, field="manifest").decode("utf-8", errors="replace")
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                yield lineno, line
+    def _records(self) -> Iterator[tuple[int, str | BadInput]]:
+        yield from utf8_lines(self.read_bytes(MANIFEST, field="manifest"), MANIFEST)
 
-    def _parse(self, lineno: int, line: str) -> tuple[str, dict[str, Any]]:
+    def _parse(self, lineno: int, line: str | BadInput) -> tuple[str, dict[str, Any]]:
         where = f"{MANIFEST}:{lineno}"
+        if isinstance(line, BadInput):
+            raise line
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise BadInput(where, "json", f"malformed JSON: {exc.msg} at column {exc.colno}") \
-                from exc
+            raise BadInput(where, "json", json_error(exc, one_line=True)) from exc
         if not isinstance(rec, dict):
             raise BadInput(where, "json", "line is not a JSON object")
         sid = require(rec, "id", (str, int), where)
@@ -134,21 +135,29 @@ class ManifestReader(SourceReader):
         return []
 
     def enumerate(self) -> Iterator[ItemRef | Rejection]:
-        seen: dict[str, int] = {}
-        out: list[ItemRef | Rejection] = []
-        groups: dict[str, set[str]] = {}
+        parsed: list[tuple[int, str, dict[str, Any]] | Rejection] = []
+        lines_of: dict[str, list[int]] = {}
         for lineno, line in self._records():
             try:
                 sid, payload = self._parse(lineno, line)
             except BadInput as err:
-                out.append(self.rejection(err, item_id=f"{MANIFEST}:{lineno}"))
+                parsed.append(self.rejection(err, item_id=f"{MANIFEST}:{lineno}"))
                 continue
-            if sid in seen:
-                err = BadInput(f"{MANIFEST}:{lineno}", "id",
-                               f"duplicate id {sid!r} (first on line {seen[sid]})", item_id=sid)
+            parsed.append((lineno, sid, payload))
+            lines_of.setdefault(sid, []).append(lineno)
+        out: list[ItemRef | Rejection] = []
+        groups: dict[str, set[str]] = {}
+        for entry in parsed:
+            if isinstance(entry, Rejection):
+                out.append(entry)
+                continue
+            lineno, sid, payload = entry
+            if len(lines_of[sid]) > 1:  # which line describes the item cannot be told: none is used
+                err = BadInput(f"{MANIFEST}:{lineno}", "id", f"id {sid!r} is on lines {lines_of[sid]}: "
+                                                             "every line sharing it is rejected",
+                               item_id=sid)
                 out.append(self.rejection(err))
                 continue
-            seen[sid] = lineno
             for group, label in self.group_labels(payload):
                 groups.setdefault(group, set()).add(label)
             out.append(ItemRef(self.environment, sid, payload))
@@ -172,7 +181,9 @@ class ManifestReader(SourceReader):
         try:
             data = json.loads(self.read_bytes(rel, field=rel))
         except json.JSONDecodeError as exc:
-            raise BadInput(rel, "json", f"not valid JSON: {exc}") from exc
+            raise BadInput(rel, "json", json_error(exc)) from exc
+        except UnicodeDecodeError as exc:
+            raise BadInput(rel, "utf-8", f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
         if not isinstance(data, dict) or not all(
             isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
         ):
@@ -184,6 +195,8 @@ class ManifestReader(SourceReader):
         for values in self._label_file().values():
             labels.update(values)
         for _lineno, line in self._records():
+            if isinstance(line, BadInput):
+                continue  # rejected when enumerated
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
@@ -208,6 +221,7 @@ class ManifestReader(SourceReader):
     def _load(self, ref: ItemRef) -> SourceItem:
         files: list[tuple[str, str]] = []
         frames: list[Frame] = []
+        notes: list[tuple[str, str]] = []
         if "video" in ref.payload:
             rel = ref.payload["video"]
             data = self.read_bytes(rel, field="video")
@@ -215,6 +229,8 @@ class ManifestReader(SourceReader):
             # the frame on screen at each t = k / fps, full size (ProactiveBench frames keep
             # the source resolution), by the project's one sampler and JPEG rule
             sampled = causal_frames_bytes(data, rel, field="video", fps=ref.payload["fps"])
+            reject_truncated(sampled.info, rel, "video")
+            notes.extend((rel, n) for n in [sampled.info.note] if n)
             for f in sampled.frames:
                 frames.append(Frame(f.image, f"{rel}#t={f.t:g}s"))
         else:
@@ -225,4 +241,4 @@ class ManifestReader(SourceReader):
                 frames.append(Frame(out, f"{rel}#{op}" if op else rel))
         fields = self.build(ref, frames)
         return SourceItem(environment=self.environment, source_id=ref.source_id, frames=frames,
-                          source_files=sorted(set(files)), **fields)
+                          source_files=sorted(set(files)), notes=notes, **fields)

@@ -36,6 +36,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.seeding import rng_for
+from core.text import utf8_text
 from pipelines.common.sources import Frame, ItemRef
 from pipelines.proactivebench.sources._manifest import MANIFEST, ManifestReader, require
 
@@ -107,12 +108,30 @@ class ChangeItReader(ManifestReader):
                                                "the start must be uninformative")
 
     # -- the public release layout --------------------------------------------------------
+    @property
+    def checks_layout(self) -> bool:  # type: ignore[override]
+        """Only the release layout has a folder of candidates (``annotations/``) to check; a
+        manifest names its files."""
+        return self.is_release_layout()
+
+    def layout_problem(self, relative: str) -> tuple[str, str] | None:
+        parts = relative.split("/")
+        if parts[0] != ANNOTATIONS:
+            return None  # categories.csv, labels.csv, downloads/ (training videos are not annotated)
+        if len(parts) == 2:
+            return relative, "a file in annotations/: the layout is <category>/<video id>.fps1.csv"
+        if len(parts) > 3:
+            return "/".join(parts[:3]) + "/", "a folder where annotation files belong"
+        if not parts[2].endswith(".fps1.csv"):
+            return relative, "not an annotation file (<video id>.fps1.csv)"
+        return None
+
     def is_release_layout(self) -> bool:
         return FileSystems.exists(self.path(CATEGORIES)) and not FileSystems.exists(self.path(MANIFEST))
 
     def release_categories(self) -> dict[str, tuple[str, str]]:
         """DIR_NAME → (object, action) from ``categories.csv``."""
-        text = self.read_bytes(CATEGORIES, field=CATEGORIES).decode("utf-8", errors="replace")
+        text = utf8_text(self.read_bytes(CATEGORIES, field=CATEGORIES), CATEGORIES)
         out: dict[str, tuple[str, str]] = {}
         for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
             if lineno == 1 or not row:
@@ -165,7 +184,7 @@ class ChangeItReader(ManifestReader):
     def _read_labels(self, rel: str) -> list[int]:
         """``second,label`` rows; seconds must run 0, 1, 2, … (one label per second)."""
         labels: list[int] = []
-        text = self.read_bytes(rel, field="annotation").decode("utf-8", errors="replace")
+        text = utf8_text(self.read_bytes(rel, field="annotation"), rel)
         for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
             if not row:
                 continue

@@ -1,9 +1,11 @@
 """MS-COCO (ProactiveBench App. 0.A.7): single-object images, explored by camera-movement crops.
 
 Native layout: ``<root>/annotations/instances_<split>.json`` and ``<root>/<split>/<file_name>``
-(the paper uses ``val2014``). Only images with exactly one annotation are candidates ("we
-discard all those samples that contain more than one object"); others are skipped silently —
-they are not inputs. Per sample the direction and the number of steps K ∈ {3, 4, 5} are drawn
+(the paper uses ``val2014``). Every image entry is an input; only images with exactly one
+annotation become samples ("we discard all those samples that contain more than one object"):
+the others are *filtered* by the rule ``multi-object image`` (or ``no object``), counted and
+listed. Annotations whose ``image_id`` matches no image, and every entry of an image id given
+twice, are rejected. Per sample the direction and the number of steps K ∈ {3, 4, 5} are drawn
 from ``rng_for(global_seed, sample_id, "coco_crop")`` among the directions that admit a
 challenging first crop (see :mod:`pipelines.proactivebench.sources._coco_crops`). The crops grow towards the
 move in whole-pixel steps exactly as the authors' ``COCO2014Environment`` computes them, so every
@@ -27,11 +29,20 @@ from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.images import crop, decode_image, encode_image
 from core.seeding import rng_for
-from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
+from core.text import json_error
+from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 from pipelines.proactivebench.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
 
 ANN_DIR = "annotations"
 PREFIX, SUFFIX = "instances_", ".json"
+
+
+def _has_id(entry: Any, key: str = "id") -> bool:
+    """An object with ``key`` pycocotools can index by (``null`` included)."""
+    if not isinstance(entry, dict) or key not in entry:
+        return False
+    value = entry[key]
+    return value is None or (isinstance(value, int | str) and not isinstance(value, bool))
 
 
 class COCOReader(SourceReader):
@@ -64,58 +75,98 @@ class COCOReader(SourceReader):
                              f"of {DIRECTIONS}")
         return tuple(d for d in DIRECTIONS if d in chosen)
 
-    def _load_coco(self, split: str) -> tuple[COCO, str, str]:
+    def _load_coco(self, split: str) -> tuple[COCO, str, str, list[BadInput]]:
+        """The indexed instances file, its path and sha256, and the entries pycocotools cannot
+        index (an image or annotation that is not an object with a scalar id / image_id): they
+        are left out of the index and come back as rejections of their own."""
         rel = f"{ANN_DIR}/{PREFIX}{split}{SUFFIX}"
         raw = self.read_bytes(rel, field="file")
         try:
             dataset = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadInput(rel, "json", f"malformed JSON: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise BadInput(rel, "json", json_error(exc)) from exc
+        except UnicodeDecodeError as exc:
+            raise BadInput(rel, "utf-8", f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        if not isinstance(dataset, dict):
+            raise BadInput(rel, "json", "not a JSON object")
         for key in ("images", "annotations", "categories"):
             if not isinstance(dataset.get(key), list):
                 raise BadInput(rel, key, "missing or not a list")
+        for i, cat in enumerate(dataset["categories"]):  # every image depends on them
+            if not (_has_id(cat) and isinstance(cat.get("name"), str)):
+                raise BadInput(rel, f"categories[{i}]", "must be an object with an id and a name")
+        bad: list[BadInput] = []
+        images, annotations = [], []
+        for i, img in enumerate(dataset["images"]):
+            if _has_id(img):
+                images.append(img)
+            else:
+                bad.append(BadInput(rel, f"images[{i}].id", "not an object with a scalar id",
+                                    item_id=f"{split}/images[{i}]"))
+        for i, ann in enumerate(dataset["annotations"]):
+            if _has_id(ann) and _has_id(ann, "image_id"):
+                annotations.append(ann)
+            else:
+                bad.append(BadInput(rel, f"annotations[{i}]", "not an object with a scalar id and "
+                                    "image_id", item_id=f"{split}/annotations[{i}]"))
         coco = COCO()
-        coco.dataset = dataset
+        coco.dataset = dict(dataset, images=images, annotations=annotations)
         with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints progress
             coco.createIndex()
-        return coco, rel, sha256_hex(raw)
+        return coco, rel, sha256_hex(raw), bad
 
     def vocabulary(self) -> list[str]:
         names: set[str] = set()
         for split in self.splits():
-            coco, _, _ = self._load_coco(split)
+            coco, _, _, _ = self._load_coco(split)
             names.update(c["name"] for c in coco.dataset["categories"])
         return sorted(names)
 
-    def enumerate(self) -> Iterator[ItemRef | Rejection]:
+    def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
+        """An unreadable instances file is a BadInput for the whole source (the build reports it
+        before it starts: :func:`pipelines.common.sources.preflight`), never a silent gap."""
         for split in self.splits():
-            try:
-                coco, rel, digest = self._load_coco(split)
-            except BadInput as err:
-                yield self.rejection(err, item_id=split)
-                continue
+            coco, rel, digest, bad = self._load_coco(split)
+            yield from (self.rejection(err) for err in bad)
             yield from self._enumerate_split(split, coco, rel, digest)
 
     def _enumerate_split(self, split: str, coco: COCO, rel: str, digest: str
-                         ) -> Iterator[ItemRef | Rejection]:
+                         ) -> Iterator[ItemRef | Rejection | Filtered]:
         images = coco.dataset["images"]
-        per_image = Counter(a.get("image_id") for a in coco.dataset["annotations"])
-        seen: set[Any] = set()
+        annotations = coco.dataset["annotations"]
+        per_image = Counter(a.get("image_id") for a in annotations)
+        entries: dict[Any, list[int]] = {}
+        for idx, img in enumerate(images):
+            entries.setdefault(img.get("id"), []).append(idx)
         for idx, img in enumerate(images):
             iid = img.get("id")
-            if iid in seen:
-                err = BadInput(rel, f"images[{idx}].id", f"duplicate image id {iid!r}",
-                               item_id=f"{split}/{iid}")
-                yield self.rejection(err)
+            sid = f"{split}/{iid}"
+            if len(entries[iid]) > 1:  # which entry the annotations belong to cannot be told
+                where = ", ".join(f"images[{i}]" for i in entries[iid])
+                yield self.rejection(BadInput(rel, f"images[{idx}].id", f"image id {iid!r} is given "
+                                              f"by {where}: every entry sharing it is rejected",
+                                              item_id=sid))
                 continue
-            seen.add(iid)
-            if per_image[iid] != 1:
-                continue  # App. 0.A.7: only single-object images are candidates
+            n = per_image[iid]
+            if n != 1:  # App. 0.A.7: only single-object images become samples
+                rule = "multi-object image" if n else "no object"
+                yield self.filtered(sid, rel, rule, f"{n} annotations; App. 0.A.7 keeps images "
+                                                    "with exactly one object")
+                continue
             ann = coco.imgToAnns[iid][0]
             try:
                 yield self._ref(split, img, ann, coco, rel, digest)
             except BadInput as err:
-                yield self.rejection(err, item_id=f"{split}/{iid}")
+                yield self.rejection(err, item_id=sid)
+        dangling: dict[Any, list[Any]] = {}
+        for ann in annotations:
+            if ann.get("image_id") not in entries:
+                dangling.setdefault(ann.get("image_id"), []).append(ann.get("id"))
+        for iid, ann_ids in sorted(dangling.items(), key=lambda kv: str(kv[0])):
+            yield self.rejection(BadInput(
+                rel, f"annotations[{ann_ids[0]}].image_id",
+                f"image id {iid!r} matches no image ({len(ann_ids)} annotation"
+                f"{'s' if len(ann_ids) > 1 else ''}: {ann_ids[:5]})", item_id=f"{split}/{iid}"))
 
     def _ref(self, split: str, img: dict[str, Any], ann: dict[str, Any], coco: COCO, rel: str,
              digest: str) -> ItemRef:

@@ -5,13 +5,15 @@ Native layout: the *simplified* ndjson files, ``<root>/<category>.ndjson`` or th
 of the file name, spaces included, e.g. ``The Eiffel Tower``). Each line is
 ``{"word", "countrycode", "timestamp", "recognized", "key_id", "drawing": [[xs, ys], ...]}``.
 
-Drawings with ``recognized: false`` are not candidates ("we discarded all drawings not
-recognized by such a model"). Per class N drawings (``config.per_class``, paper 10) are chosen
-deterministically: candidates are ranked by sha256(key_id) and taken in that order; a ranked
-drawing with fewer than two strokes is rejected (no least-informative state to start from) and
-the next one taken. Malformed lines and duplicate ``key_id`` within a file are rejections naming
-``<file>:<line>`` and the field. The drawing travels in the ItemRef payload, so ``load`` never
-re-reads a (large) class file.
+Every non-blank line is an input. Drawings with ``recognized: false`` are *filtered* by that
+rule ("we discarded all drawings not recognized by such a model"). Per class N drawings
+(``config.per_class``, paper 10) are chosen deterministically: recognized drawings are ranked by
+sha256(key_id) and taken in that order; a ranked drawing with fewer than two strokes is rejected
+(no least-informative state to start from) and the next one taken; the drawings not taken are
+filtered by the rule ``per-class sample``. Lines that are not UTF-8, malformed lines and every
+line of a ``key_id`` given twice in a file are rejections naming ``<file>:<line>`` and the field;
+a file or folder in the root that is not ``<category>.ndjson`` is rejected too. The drawing
+travels in the ItemRef payload, so ``load`` never re-reads a (large) class file.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from apache_beam.io.filesystems import FileSystems
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.strokes import cumulative_pngs
-from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
+from core.text import json_error, utf8_lines
+from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 
 FULL_PREFIX = "full_simplified_"
 SUFFIX = ".ndjson"
@@ -59,7 +62,7 @@ def parse_line(line: str, where: str, category: str) -> dict[str, Any]:
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise BadInput(where, "json", f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+        raise BadInput(where, "json", json_error(exc, one_line=True)) from exc
     if not isinstance(rec, dict):
         raise BadInput(where, "json", "line is not a JSON object")
     key_id = rec.get("key_id")
@@ -82,6 +85,15 @@ class QuickDrawReader(SourceReader):
     """Simplified QuickDraw ndjson, one file per category."""
 
     environment = "quickdraw"
+    checks_layout = True
+
+    def layout_problem(self, relative: str) -> tuple[str, str] | None:
+        top = relative.split("/")[0]
+        if "/" in relative:
+            return f"{top}/", "a folder in the root: the layout is <category>.ndjson files"
+        if not relative.endswith(SUFFIX):
+            return relative, f"not a simplified class file (<category>{SUFFIX})"
+        return None
 
     def files(self) -> list[str]:
         found = FileSystems.match([self.path(f"*{SUFFIX}")])[0].metadata_list
@@ -96,7 +108,7 @@ class QuickDrawReader(SourceReader):
     def vocabulary(self) -> list[str]:
         return sorted(category_of(n) for n in self.files())
 
-    def enumerate(self) -> Iterator[ItemRef | Rejection]:
+    def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
         per_class = self.config.per_class or DEFAULT_PER_CLASS
         for name in self.files():
             yield from self._enumerate_file(name, per_class)
@@ -110,40 +122,53 @@ class QuickDrawReader(SourceReader):
         except BadInput:
             return [""]
 
-    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection]:
+    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection | Filtered]:
         if not partition:
             yield from self.enumerate()
             return
         yield from self._enumerate_file(partition, self.config.per_class or DEFAULT_PER_CLASS)
 
-    def _enumerate_file(self, name: str, per_class: int) -> Iterator[ItemRef | Rejection]:
+    def _enumerate_file(self, name: str, per_class: int) -> Iterator[ItemRef | Rejection | Filtered]:
         category = category_of(name)
         data = self.read_bytes(name)
         digest = sha256_hex(data)
-        seen: dict[str, int] = {}
-        ranked: list[tuple[str, int, dict[str, Any]]] = []
-        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if not line.strip():
-                continue
+        parsed: list[tuple[int, dict[str, Any]]] = []
+        lines_of: dict[str, list[int]] = {}
+        for lineno, line in utf8_lines(data, name):
             where = f"{name}:{lineno}"
             try:
+                if isinstance(line, BadInput):
+                    raise line
                 rec = parse_line(line, where, category)
-                if rec["key_id"] in seen:
-                    raise BadInput(where, "key_id", f"duplicate key_id {rec['key_id']} (first on "
-                                                    f"line {seen[rec['key_id']]})")
             except BadInput as err:
                 yield self.rejection(err, item_id=f"{category}/{where}")
                 continue
-            seen[rec["key_id"]] = lineno
-            if rec["recognized"]:
-                rank = hashlib.sha256(rec["key_id"].encode()).hexdigest()
-                ranked.append((rank, lineno, rec))
+            parsed.append((lineno, rec))
+            lines_of.setdefault(rec["key_id"], []).append(lineno)
+        ranked: list[tuple[str, int, dict[str, Any]]] = []
+        for lineno, rec in parsed:
+            sid = f"{category}/{rec['key_id']}"
+            shared = lines_of[rec["key_id"]]
+            if len(shared) > 1:  # which line is the drawing cannot be told: none is used
+                yield self.rejection(BadInput(f"{name}:{lineno}", "key_id",
+                                              f"key_id {rec['key_id']} is on lines {shared}: every "
+                                              "line sharing it is rejected", item_id=sid))
+            elif not rec["recognized"]:
+                yield self.filtered(sid, f"{name}:{lineno}", "recognized: false",
+                                    "not recognized by the game's classifier (App. 0.A.5 keeps "
+                                    "recognized drawings)")
+            else:
+                ranked.append((hashlib.sha256(rec["key_id"].encode()).hexdigest(), lineno, rec))
         ranked.sort(key=lambda t: (t[0], t[1]))
         taken = 0
-        for _rank, lineno, rec in ranked:
-            if taken >= per_class:
-                break
+        for i, (_rank, lineno, rec) in enumerate(ranked):
             sid = f"{category}/{rec['key_id']}"
+            if taken >= per_class:  # the rest of the file: one summary row, counted per drawing
+                left = len(ranked) - i
+                yield self.filtered(f"{category}/*", name, "per-class sample",
+                                    f"{left} recognized drawings of {category!r} not among the "
+                                    f"{per_class} taken in sha256(key_id) order", count=left)
+                break
             if len(rec["drawing"]) < 2:
                 err = BadInput(f"{name}:{lineno}", "drawing",
                                "only one stroke: no less-informative first frame", item_id=sid)

@@ -53,6 +53,20 @@ def test_passthrough_keeps_jpeg_and_converts_bmp() -> None:
     assert op == "png" and sniff_format(out) == "png"
 
 
+def test_content_must_be_the_format_its_extension_names() -> None:
+    """A PNG saved as ``.JPEG`` (ImageNet has one) was embedded as it was; the name and the
+    bytes must agree, since a release keeps both. Unknown extensions are not judged."""
+    img = Image.fromarray(skimage.data.astronaut()[:32, :32])
+    png, jpg = encode_image(img, "png"), encode_image(img, "jpeg")
+    with pytest.raises(BadInput) as err:
+        passthrough_or_png(png, "n01440764/x.JPEG", field="severity 5")
+    assert (err.value.source_file, err.value.field) == ("n01440764/x.JPEG", "severity 5")
+    assert err.value.reason == "the content is PNG, but the extension .JPEG names JPEG"
+    with pytest.raises(BadInput, match="the content is JPEG, but the extension .png names PNG"):
+        decode_image(jpg, "a.png")
+    assert decode_image(jpg, "a.jpeg").size == (32, 32) and decode_image(png, "cat.ndjson:3").size
+
+
 def test_geometry() -> None:
     img = Image.fromarray(skimage.data.chelsea())  # 451x300
     assert resize_short_edge(img, 256).size == (385, 256)

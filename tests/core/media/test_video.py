@@ -24,6 +24,7 @@ from core.media.video import (
     causal_frames_bytes,
     encode_jpeg,
     probe_video,
+    reject_truncated,
     resize_max_side,
     transcode_for_browser,
 )
@@ -285,6 +286,25 @@ def test_truncated_avi_is_reported_not_rejected(media: dict[str, Path], tmp_path
     assert info.note == "header says 795 frames, only 399 decode"
     assert info.duration_s == pytest.approx(39.9, abs=1e-6)
     assert len(causal_frames(half).frames) == 40
+
+
+def test_truncation_rule_rejects_cut_files_and_keeps_sparse_ones(media: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
+    """The readers' rule: a timeline ending well before the header's promise is a cut file
+    (rejected); fewer frames than the header over the full timeline is a sparse file (tree.avi:
+    kept, with its note)."""
+    data = media["vtest.avi"].read_bytes()
+    half = tmp_path / "vtest_half.avi"
+    half.write_bytes(data[: len(data) // 2])
+    cut = probe_video(half)
+    assert cut.truncated
+    with pytest.raises(BadInput) as err:
+        reject_truncated(cut, "clips/vtest_half.avi", "video")
+    assert (err.value.source_file, err.value.field) == ("clips/vtest_half.avi", "video")
+    assert err.value.reason == "truncated: the header promises 795 frames (79.5 s), only 399 decode (39.9 s)"
+    tree = probe_video(media["tree.avi"])
+    assert not tree.truncated and tree.note == "header says 444 frames, only 68 decode"
+    reject_truncated(tree, "tree.avi", "video")  # no error
 
 
 def test_truncated_mp4_decodes_nothing(media: dict[str, Path], tmp_path: Path) -> None:

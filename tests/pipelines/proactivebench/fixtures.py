@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 from skimage import data as skdata
 
+from exports.release import file_inventory
 from pipelines.proactivebench import pools
 from pipelines.proactivebench.graph import build_graph
 from schemas.proactivebench import EPISODE, OFFICIAL_DATASET_NAMES
@@ -176,7 +177,8 @@ def sliding_coco_episode() -> dict[str, Any]:
 def write_release(root: Path, episodes: list[dict[str, Any]], *,
                   counts: dict[str, dict[str, int]] | None = None,
                   split_files: bool = False) -> Path:
-    """A release directory: ``data/<environment>/test-*.parquet`` + ``manifest.json``."""
+    """A release directory: ``data/<environment>/test-*.parquet`` + ``manifest.json`` (counts and
+    the inventory of every file, as a build writes it)."""
     by_env: dict[str, list[dict[str, Any]]] = {}
     for ep in episodes:
         by_env.setdefault(ep["environment"], []).append(ep)
@@ -193,5 +195,5 @@ def write_release(root: Path, episodes: list[dict[str, Any]], *,
         counts = {env: {"inputs": len(rows), "kept": len(rows), "filtered": 0, "rejected": 0}
                   for env, rows in by_env.items()}
     (root / "manifest.json").write_text(json.dumps({"benchmark": "proactivebench", "version": "1.0.0",
-                                                    "counts": counts}))
+                                                    "counts": counts, "files": file_inventory(root)}))
     return root

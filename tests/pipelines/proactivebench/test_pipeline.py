@@ -8,6 +8,7 @@ byte-identical, and ``datasets`` decodes the frames without a cast.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from PIL import Image
 
 from pipelines.proactivebench.build import run
 from pipelines.proactivebench.pipeline import SelectOpenEnded, SelfCheck
@@ -56,11 +58,30 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
     assert {e: c["kept"] for e, c in manifest["counts"].items()} == expected
     for c in manifest["counts"].values():
         assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"]
-    # the manifest inventories real files with their hashes and row counts
+    # what the selection rules leave out is counted and listed, not skipped: labelme's three
+    # multi-object photos (App. 0.A.7) and three unrecognized drawings (App. 0.A.5)
+    assert {e: c["filtered"] for e, c in manifest["counts"].items() if c["filtered"]} == \
+        {"coco": 3, "quickdraw": 3}
+    left = pd.read_parquet(release / "filtered_inputs")
+    # per-class sources (QuickDraw) write one summary row per class file, weighted by count
+    assert sorted((e, r) for e, r, n in zip(left.environment, left.rule, left["count"], strict=True)
+                  for _ in range(n)) == \
+        [("coco", "multi-object image")] * 3 + [("quickdraw", "recognized: false")] * 3
+    # the manifest inventories every file of the release (but itself and croissant.json, which
+    # is written after it because it records the manifest's own hash) with its hash
+    listed = {f["path"] for f in manifest["files"]}
+    assert listed == {p.relative_to(release).as_posix() for p in release.rglob("*")
+                      if p.is_file()} - {"manifest.json", "croissant.json"}
+    assert {"README.md", "reports/data_quality.html", "reports/counts.png"} <= listed
     for f in manifest["files"]:
         data = (release / f["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"]
     assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("data/")) == 36
+    assert manifest["quality"]["success"] and manifest["quality"]["media_decoded"] > 36
+    # tree.avi (VSOD) holds fewer frames than its header counts, over a complete timeline: kept,
+    # and the manifest says so
+    assert manifest["sources"]["vsod"]["notes"] == [
+        {"file": "tree.avi", "note": "header says 444 frames, only 68 decode"}]
     assert manifest["leak_filter"]["applied"] is False
     card = (release / "README.md").read_text()
     assert "leak filter" in card and "NOT applied" in card
@@ -78,7 +99,7 @@ def test_rebuild_two_workers_and_a_portable_runner_are_byte_identical(corpus, re
     portable = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "c"), "--runner=PortableRunner",
                     "--job_endpoint=embed", "--environment_type=LOOPBACK"])
     reference = parquet_digests(release)
-    assert len(reference) == 9  # 7 environments + filtered/ + rejected/
+    assert len(reference) == 10  # 7 environments + filtered/ + filtered_inputs/ + rejected/
     assert parquet_digests(again) == reference
     assert parquet_digests(two) == reference
     assert parquet_digests(portable) == reference
@@ -128,14 +149,38 @@ def break_corpus(src: Path, dst: Path) -> dict[str, tuple[str, str]]:
     (dst / "changeit" / "manifest.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
     # truncated video in VSOD
     (dst / "vsod" / "tree.avi").write_bytes((dst / "vsod" / "tree.avi").read_bytes()[:4096])
+    # COCO: an annotation of no image, and a second entry for a single-object image's id
+    other = next(a for a in coco["annotations"]
+                 if len(per_image[a["image_id"]]) == 1 and a["id"] != ann["id"])
+    coco["annotations"].append(dict(other, id=9999, image_id=424242))
+    coco["images"].append(next(dict(i) for i in coco["images"] if i["id"] == other["image_id"]))
+    ann_file.write_text(json.dumps(coco))
+    # QuickDraw: a line that is not UTF-8
+    qd.write_bytes(qd.read_bytes() + b'{"word": "' + qd.stem.encode() + b'", "countrycode": "U\xffS"}\n')
+    # ImageNet-C: a folder that is no corruption, and a PNG saved under a .JPEG name
+    (dst / "imagenet_c" / "pixelate_v2" / "1").mkdir(parents=True)
+    (dst / "imagenet_c" / "pixelate_v2" / "1" / "x.JPEG").write_bytes(b"x")
+    jpeg = sorted((dst / "imagenet_c").glob("*/4/*/*.JPEG"))[0]
+    buf = io.BytesIO()
+    Image.open(jpeg).save(buf, format="PNG")
+    jpeg.write_bytes(buf.getvalue())
     return {
-        "rod": (bad_frame, "frames[3]"),
-        "quickdraw": (qd.name, "json"),
-        "coco": (ann_file.name, f"annotations[{ann['id']}].bbox"),
-        "mvpn": (mvpn[1]["frames"][2], "frames[2]"),
-        "changeit": ("manifest.jsonl", "id"),
-        "vsod": ("tree.avi", "video"),
+        "rod": [(bad_frame, "frames[3]")],
+        "quickdraw": [(qd.name, "json"), (qd.name, "utf-8")],
+        "coco": [(ann_file.name, f"annotations[{ann['id']}].bbox"),
+                 (ann_file.name, "annotations[9999].image_id"),
+                 (ann_file.name, f"images[{coco['images'].index(img_of(coco, other))}].id"),
+                 (ann_file.name, f"images[{len(coco['images']) - 1}].id")],
+        "mvpn": [(mvpn[1]["frames"][2], "frames[2]")],
+        "changeit": [("manifest.jsonl", "id")],
+        "vsod": [("tree.avi", "video")],
+        "imagenet_c": [("pixelate_v2/", "path"), (jpeg.relative_to(dst / "imagenet_c").as_posix(),
+                                                   "severity 4")],
     }
+
+
+def img_of(coco: dict, ann: dict) -> dict:
+    return next(i for i in coco["images"] if i["id"] == ann["image_id"])
 
 
 def test_bad_input_is_rejected_with_file_and_field(corpus, tmp_path):
@@ -143,16 +188,25 @@ def test_bad_input_is_rejected_with_file_and_field(corpus, tmp_path):
     release = run(["--raw-dir", str(tmp_path / "broken"), "--out", str(tmp_path / "out")])
     manifest = json.loads((release / "manifest.json").read_text())
     rejected = pd.read_parquet(release / "rejected")
-    for env, (file, field) in expected.items():
+    for env, planted in expected.items():
         rows = rejected[rejected.environment == env]
-        assert len(rows) >= 1, env
-        assert any(file in f and field in fld for f, fld in zip(rows.source_file, rows.field, strict=True)), (
-            env, rows[["source_file", "field", "reason"]].to_dict("records"))
+        for file, field in planted:
+            found = zip(rows.source_file, rows.field, strict=True)
+            assert any(file in f and field == fld for f, fld in found), (
+                env, file, field, rows[["source_file", "field", "reason"]].to_dict("records"))
         c = manifest["counts"][env]
         assert c["rejected"] == len(rows)
         assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"]
+    # both entries of the duplicated COCO image id are rejected, ChangeIt's both lines too
+    assert manifest["counts"]["coco"]["kept"] == 3 and manifest["counts"]["changeit"]["kept"] == 3
     # items that were fine are still kept
-    assert manifest["counts"]["imagenet_c"]["kept"] == 5
+    assert manifest["counts"]["imagenet_c"]["kept"] == 4
+    # paths in a release are relative to the source root; reasons read as sentences
+    for folder in ("rejected", "filtered_inputs"):
+        table = pd.read_parquet(release / folder)
+        for text in [*table.source_file, *table.reason]:
+            assert str(tmp_path) not in text and not text.startswith("/"), text
+            assert " at at " not in text, text
 
 
 def test_self_check_dofn_keeps_good_and_rejects_broken_episodes():
@@ -201,4 +255,4 @@ def test_a_failed_build_leaves_the_previous_release_intact(corpus, release, tmp_
     with pytest.raises(Exception, match="sideways"):
         run(["--raw-dir", str(corpus), "--out", str(out), "--config", str(bad)])
     assert parquet_digests(out / "proactivebench" / "2.0.0") == before
-    assert [p.name for p in (out / "proactivebench").iterdir()] == ["2.0.0"]
+    assert sorted(p.name for p in (out / "proactivebench").iterdir()) == ["2.0.0", "RELEASE_NOTES.md"]

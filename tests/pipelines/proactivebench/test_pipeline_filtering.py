@@ -90,8 +90,11 @@ def test_leak_filter_and_clip_negatives_end_to_end(corpus, tmp_path):
     manifest = json.loads((release / "manifest.json").read_text())
     total = len(episodes)
     assert requests == 3 * total + 2  # every episode probed by every model, + the 2 retried faults
-    counts = manifest["counts"]
-    assert sum(c["filtered"] for c in counts.values()) == 3
+    counts, stages = manifest["counts"], manifest["stages"]
+    assert sum(s.get("filtered", 0) for s in stages.values()) == 3  # by the leak filter
+    # the rest of "filtered" is what the sources' selection rules left out (filtered_inputs/)
+    assert sum(c["filtered"] for c in counts.values()) == 3 + sum(
+        s.get("listing_filtered", 0) for s in stages.values())
     assert sum(c["kept"] for c in counts.values()) == total - 3
     for c in counts.values():
         assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"]

@@ -39,13 +39,13 @@ def test_good_release_passes_and_writes_reports(episodes, tmp_path: Path, capsys
     assert main([str(rel)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("PASSED: ")
+    assert "files checked against the manifest" in out
     reports = tmp_path / "checks" / "rel"  # beside the release: a published release is never touched
     assert not (rel / "reports").exists()
     md = (reports / "data_quality.md").read_text()
     assert md.startswith("# Data quality: PASSED")
     assert "goal reachable from start within max_steps" in md
-    assert (reports / "data_docs" / "index.html").exists()
-    assert list((reports / "data_docs" / "validations").rglob("*.html"))
+    assert (reports / "data_quality.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_duplicate_id_across_two_files_fails(tmp_path: Path, capsys):
@@ -53,7 +53,7 @@ def test_duplicate_id_across_two_files_fails(tmp_path: Path, capsys):
     b = episode("quickdraw", 5, sid="quickdraw/dup", seed=2)
     rel = write_release(tmp_path / "rel", [a, b], split_files=True)
     assert len(list((rel / "data" / "quickdraw").glob("*.parquet"))) == 2
-    assert main([str(rel), "--no-data-docs"]) == 1
+    assert main([str(rel)]) == 1
     out = capsys.readouterr().out
     assert "FAIL unique ids [expect_column_values_to_be_unique on id]" in out
     assert "quickdraw/dup" in out

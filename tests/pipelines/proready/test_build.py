@@ -30,7 +30,8 @@ def _videos(demo: dict[str, Any]) -> list[dict[str, Any]]:
         {"video_id": "broken", "path": "video/broken.avi", "annotations": {}},
         late,
         {"video_id": "missing", "path": "video/none.mp4", "annotations": {}},
-        {"video_id": "tree", "path": "video/tree.avi", "annotations": {}},  # duplicate id
+        {"video_id": "twice", "path": "video/tree.avi", "annotations": {}},  # one id, two entries
+        {"video_id": "twice", "path": "video/bikes.mp4", "annotations": {}},
     ]
 
 
@@ -68,7 +69,7 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     assert not (out / "proready" / "2.0.0").exists()  # nothing released before review
     state = json.loads((review / "status.json").read_text())
     assert state["state"] == "pending_review"
-    assert state["counts"]["videos"] == {"inputs": 6, "kept": 2, "filtered": 0, "rejected": 4,
+    assert state["counts"]["videos"] == {"inputs": 7, "kept": 2, "filtered": 0, "rejected": 5,
                                          "pending": 0}
     assert state["counts"]["items"] == {"inputs": 11, "kept": 0, "filtered": 0, "rejected": 1,
                                         "pending": 10}
@@ -79,8 +80,10 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     assert rejected["tree_late"]["field"] == "videos[3].annotations.actions[0].end"
     assert "past the end of the video (29.6s" in rejected["tree_late"]["reason"]
     assert rejected["missing"]["field"] == "path"
-    assert rejected["tree"]["field"] == "videos[5].video_id"
-    assert "duplicate" in rejected["tree"]["reason"]
+    twice = sorted(r["field"] for r in _rows(review / "rejected") if r["item_id"] == "twice")
+    assert twice == ["videos[5].video_id", "videos[6].video_id"]  # every entry sharing the id
+    assert rejected["twice"]["reason"] == ("video id 'twice' is given by videos[5], videos[6]: every "
+                                           "entry sharing it is rejected")
     clue = rejected["tree.crr-clue-0"]
     assert (clue["stage"], clue["field"]) == ("evidence", "turns[0].t_s")
     assert "not future-dependent" in clue["reason"] and clue["source_file"] == "manifest.yaml"
@@ -158,3 +161,23 @@ def test_missing_inputs_are_clear_errors(tmp_path: Path) -> None:
         run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--decisions", str(tmp_path / "x")])
     with pytest.raises(SystemExit, match="pass --decisions too"):
         run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--corrections", str(tmp_path)])
+
+
+def test_unreadable_manifest_is_one_clear_error(tmp_path: Path, media: Path) -> None:
+    """The only source of the benchmark: nothing to skip to, the build stops in one line."""
+    src = write_corpus(tmp_path / "raw", media, [])
+    (src / "manifest.yaml").write_bytes(b"videos:\n  - video_id: caf\xe9\n")
+    with pytest.raises(SystemExit) as err:
+        run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
+    assert str(err.value).startswith("error: source proready cannot be read: manifest.yaml (under ")
+    assert "manifest: not valid UTF-8: byte 0xe9 on line 2" in str(err.value)
+
+
+def test_a_manifest_yielding_no_video_stops_the_build_naming_it(tmp_path: Path, media: Path) -> None:
+    from exports.release import ReleaseError
+
+    src = write_corpus(tmp_path / "raw", media, [{"video_id": "gone", "path": "video/none.mp4"}])
+    with pytest.raises(ReleaseError) as err:
+        run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
+    assert f"videos: 0 samples from {src}/manifest.yaml (inputs 1, filtered 0, rejected 1; e.g. " \
+           "video/none.mp4: video file not found under the source root" in str(err.value)

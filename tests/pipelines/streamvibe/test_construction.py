@@ -292,21 +292,24 @@ def test_manifest_problems_are_rejected_per_line(tmp_path):
             {"collection": "c", "video_id": "a", "video": "videos/a.avi", "task_record": "tasks/a.json"},
             {"collection": "c", "video_id": "b", "video": "videos/b.avi"},
             {"collection": "c", "video_id": "e", "video": "v.avi", "task_record": "tasks/a.json",
-             "environment": "space"}]
+             "environment": "space"},
+            {"collection": "c", "video_id": "d", "video": "videos/d.avi", "task_record": "tasks/a.json"}]
     (tmp_path / "manifest.jsonl").write_text(
         "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     out = list(enumerate_pairs(str(tmp_path)))
     pairs = [x for x in out if isinstance(x, dict)]
     rej = [(x.environment, x.source_file, x.field, x.reason) for x in out if isinstance(x, Rejection)]
-    assert [p["id"] for p in pairs] == ["r/c/a/0"]
+    assert [p["id"] for p in pairs] == ["r/c/d/0"]
+    shared = "video id c/a is on lines [1, 3]: every line sharing it is rejected"
     assert rej == [
-        ("unassigned", "tasks/a.json", "requests[1].subtype", "unknown subtype 'Q'"),
+        ("unassigned", "manifest.jsonl", "line 1: video_id", shared),
         ("unassigned", "manifest.jsonl", "line 2",
          "invalid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
-        ("unassigned", "manifest.jsonl", "line 3: video_id", "duplicate video id"),
+        ("unassigned", "manifest.jsonl", "line 3: video_id", shared),
         ("unassigned", "manifest.jsonl", "line 4: task_record", "missing field"),
         ("unassigned", "manifest.jsonl", "line 5: environment",
          "'space' is not one of ('physical', 'digital')"),
+        ("unassigned", "tasks/a.json", "requests[1].subtype", "unknown subtype 'Q'"),
     ]
 
 

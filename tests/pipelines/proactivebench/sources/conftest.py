@@ -56,7 +56,9 @@ def coco_root(tmp_path: Path, photos: dict[str, np.ndarray]) -> Path:
         {"id": 4, "file_name": "rocket.jpg", "width": rw, "height": rh},
         {"id": 5, "file_name": "broken.jpg", "width": cw, "height": ch},
         {"id": 6, "file_name": "missing.jpg", "width": cw, "height": ch},
-        {"id": 2, "file_name": "cup.jpg", "width": cw, "height": ch},  # duplicate id
+        {"id": 7, "file_name": "cup.jpg", "width": cw, "height": ch},  # id 7 given twice
+        {"id": 8, "file_name": "rocket.jpg", "width": rw, "height": rh},  # no annotation
+        {"id": 7, "file_name": "cat.jpg", "width": w, "height": h},
     ]
     anns = [
         {"id": 10, "image_id": 1, "category_id": 17, "bbox": [120.0, 20.0, 180.0, 200.0]},
@@ -66,6 +68,8 @@ def coco_root(tmp_path: Path, photos: dict[str, np.ndarray]) -> Path:
         {"id": 14, "image_id": 4, "category_id": 5, "bbox": [300.0, 100.0, 400.0, 600.0]},
         {"id": 15, "image_id": 5, "category_id": 47, "bbox": [170.0, 150.0, 120.0, 110.0]},
         {"id": 16, "image_id": 6, "category_id": 47, "bbox": [170.0, 150.0, 120.0, 110.0]},
+        {"id": 17, "image_id": 7, "category_id": 47, "bbox": [170.0, 150.0, 120.0, 110.0]},
+        {"id": 18, "image_id": 99, "category_id": 47, "bbox": [1.0, 1.0, 10.0, 10.0]},  # no image 99
     ]
     cats = [{"id": 1, "name": "person"}, {"id": 5, "name": "airplane"},
             {"id": 17, "name": "cat"}, {"id": 47, "name": "cup"}]
@@ -99,8 +103,9 @@ def quickdraw_root(tmp_path: Path) -> Path:
         qd_line("5003", CAT_STROKES, recognized=False),
         '{"word": "cat", "key_id": "5004", "drawing": [[[1,2],[3,4]]',  # line 4: bad JSON
         qd_line("5005", [[[1, 2, 3], [4, 5]]]),  # line 5: xs/ys lengths differ
-        qd_line("5001", CAT_STROKES[:2]),  # line 6: duplicate key_id
+        qd_line("5006", CAT_STROKES[:2]),  # line 6: key_id given twice (line 8)
         qd_line("5007", CAT_STROKES[:1]),  # line 7: one stroke
+        qd_line("5006", CAT_STROKES[:3]),  # line 8
     ])
     write_jsonl(root / "full_simplified_The Eiffel Tower.ndjson", [
         qd_line("7001", [[[128, 60], [20, 240]], [[128, 196], [20, 240]], [[90, 166], [150, 150]]],

@@ -61,10 +61,12 @@ def test_video_labels_must_match_decoded_seconds(tmp_path: Path, photos: dict) -
     root.mkdir()
     seq = occluded_sequence(photos["coffee"][::4, ::4].copy(), 12, 30)  # 6 s at 2 fps
     data = write_video(root / "clip.avi", seq)
+    write_video(root / "short.avi", seq[:8])  # a complete 4 s video
     (root / "half.avi").write_bytes(data[: len(data) // 2])
     base = {"video": "clip.avi", "category": "cup", "question_type": "object", "object": "cup",
             "action": "pouring coffee", "labels": [0, 0, 1, 2, 3, 3]}
-    rows = [{**base, "id": "c1"}, {**base, "id": "c2", "video": "half.avi"}]
+    rows = [{**base, "id": "c1"}, {**base, "id": "c2", "video": "short.avi"},
+            {**base, "id": "c3", "video": "half.avi"}]
     (root / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     reader = ChangeItReader(str(root))
     refs = {x.source_id: x for x in reader.enumerate() if isinstance(x, ItemRef)}
@@ -72,7 +74,12 @@ def test_video_labels_must_match_decoded_seconds(tmp_path: Path, photos: dict) -
     assert len(item.frames) == 6 and item.goal_frames == [2, 3, 4, 5]
     with pytest.raises(BadInput) as exc:
         reader.load(refs["c2"])
-    assert (exc.value.source_file, exc.value.field) == ("half.avi", "labels")
+    assert (exc.value.source_file, exc.value.field) == ("short.avi", "labels")
+    # a file cut in half keeps its header's frame count: truncated, rejected before its labels
+    with pytest.raises(BadInput) as exc:
+        reader.load(refs["c3"])
+    assert (exc.value.source_file, exc.value.field) == ("half.avi", "video")
+    assert exc.value.reason.startswith("truncated: the header promises 12 frames (6.0 s)")
 
 
 def release_root(tmp_path: Path, photos: dict) -> Path:
@@ -122,6 +129,22 @@ def test_public_release_layout(tmp_path: Path, photos) -> None:
     assert len(default) == 1 and default[0].source_id.startswith("apple/vid_A/")
 
 
+def test_release_files_outside_the_annotation_layout_are_rejected(tmp_path: Path, photos) -> None:
+    root = release_root(tmp_path, photos)
+    (root / "annotations" / "README.md").write_text("x")
+    (root / "annotations" / "apple" / "vid_A.csv").write_text("0,0\n")
+    (root / "annotations" / "apple" / "old").mkdir()
+    (root / "annotations" / "apple" / "old" / "vid_A.fps1.csv").write_text("0,0\n")
+    (root / "downloads" / "apple" / "vid_Z.mp4").write_bytes(b"a training video: not annotated")
+    found = {r.item_id: r.reason for r in ChangeItReader(str(root)).unrecognized()}
+    assert found == {
+        "annotations/README.md": "a file in annotations/: the layout is <category>/<video id>.fps1.csv "
+                                 "(1 file)",
+        "annotations/apple/vid_A.csv": "not an annotation file (<video id>.fps1.csv) (1 file)",
+        "annotations/apple/old/": "a folder where annotation files belong (1 file)",
+    }
+
+
 def test_release_annotation_past_the_end_is_rejected(tmp_path: Path, photos) -> None:
     root = release_root(tmp_path, photos)
     (root / "annotations" / "apple" / "vid_A.fps1.csv").write_text(
@@ -161,3 +184,6 @@ def test_video_frames_are_the_ones_on_screen(tmp_path: Path, videos: Path) -> No
     ref = causal_frames(videos / "tree.avi")  # the same bytes as every other caller's
     assert [f.data for f in item.frames] == [f.image for f in ref.frames]
     assert cv2.imdecode(np.frombuffer(item.frames[0].data, np.uint8), cv2.IMREAD_COLOR).shape == (240, 320, 3)
+    # its header counts 444 frames, 68 decode — over the whole timeline (held frames): kept, and
+    # the shortfall travels with the item into the manifest (docs/sources.md, the video rule)
+    assert item.notes == [("tree.avi", "header says 444 frames, only 68 decode")]

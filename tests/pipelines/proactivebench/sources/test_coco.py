@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from core.errors import BadInput, Rejection
 from core.media.images import decode_image
-from pipelines.common.sources import ItemRef, ReaderConfig
+from pipelines.common.sources import Filtered, ItemRef, ReaderConfig
 from pipelines.proactivebench.sources._coco_crops import DIRECTIONS, iou, plan_crops
 from pipelines.proactivebench.sources.coco import COCOReader
 
@@ -18,22 +19,63 @@ def _split(reader: COCOReader) -> tuple[dict[str, ItemRef], list[Rejection]]:
     for x in reader.enumerate():
         if isinstance(x, ItemRef):
             refs[x.source_id] = x
-        else:
+        elif isinstance(x, Rejection):
             rejections.append(x)
     return refs, rejections
 
 
-def test_only_single_annotation_images_and_rejections(coco_root: Path) -> None:
+def test_every_image_entry_is_kept_filtered_or_rejected(coco_root: Path) -> None:
+    """ProactiveBench App. 0.A.7 keeps single-object images; the others are inputs *filtered*
+    by a named rule, not silently skipped; an annotation of no image and every entry of an id
+    given twice are rejected."""
+    out = list(COCOReader(str(coco_root)).enumerate())
     refs, rejections = _split(COCOReader(str(coco_root)))
-    # image 3 has two annotations: not a candidate; image 4's box leaves the image
+    filtered = {x.item_id: x for x in out if isinstance(x, Filtered)}
     assert sorted(refs) == ["val2014/1", "val2014/2", "val2014/5", "val2014/6"]
+    assert {k: f.rule for k, f in filtered.items()} == {"val2014/3": "multi-object image",
+                                                         "val2014/8": "no object"}
+    assert filtered["val2014/3"].source_file == "annotations/instances_val2014.json"
+    assert filtered["val2014/3"].reason.startswith("2 annotations")
     by_field = {r.field: r for r in rejections}
     bbox = by_field["annotations[14].bbox"]
     assert bbox.source_file == "annotations/instances_val2014.json"
     assert bbox.item_id == "val2014/4" and "outside the 640x427 image" in bbox.reason
-    dup = by_field["images[6].id"]
-    assert dup.item_id == "val2014/2" and "duplicate image id 2" in dup.reason
-    assert len(rejections) == 2
+    for index in (6, 8):  # both entries of image id 7, not only the second
+        dup = by_field[f"images[{index}].id"]
+        assert dup.item_id == "val2014/7"
+        assert dup.reason == ("image id 7 is given by images[6], images[8]: every entry sharing "
+                              "it is rejected")
+    dangling = by_field["annotations[18].image_id"]
+    assert dangling.item_id == "val2014/99" and dangling.reason == "image id 99 matches no image " \
+        "(1 annotation: [18])"
+    assert len(rejections) == 4
+    # 9 image entries + 1 annotation of no image: every one accounted for once
+    assert len(refs) + len(filtered) + len(rejections) == 10
+
+
+def test_unreadable_instances_file_is_bad_input_for_the_whole_source(coco_root: Path) -> None:
+    """A malformed instances file is no item's problem: the reader raises for the source (the
+    build reports it before it starts), with a reason that reads well."""
+    ann = coco_root / "annotations" / "instances_val2014.json"
+    ann.write_text('{"images": [{"id": 1, "file_name": "cat.jpg}]}')
+    reader = COCOReader(str(coco_root))
+    for call in (reader.vocabulary, lambda: list(reader.enumerate())):
+        with pytest.raises(BadInput) as err:
+            call()
+        assert (err.value.source_file, err.value.field) == ("annotations/instances_val2014.json", "json")
+        assert err.value.reason == "malformed JSON: Unterminated string starting at: line 1 column 36"
+
+
+def test_entries_pycocotools_cannot_index_are_rejected(coco_root: Path) -> None:
+    ann = coco_root / "annotations" / "instances_val2014.json"
+    data = json.loads(ann.read_text())
+    data["annotations"].append({"id": 30, "category_id": 47, "bbox": [1, 1, 5, 5]})  # no image_id
+    data["images"].append("not an image")
+    ann.write_text(json.dumps(data))
+    _, rejections = _split(COCOReader(str(coco_root)))
+    fields = {r.field: r.item_id for r in rejections}
+    assert fields["annotations[9]"] == "val2014/annotations[9]"
+    assert fields["images[9].id"] == "val2014/images[9]"
 
 
 def test_nonpositive_box_is_rejected(coco_root: Path) -> None:

@@ -8,20 +8,69 @@ import numpy as np
 
 from core.errors import Rejection
 from core.media.images import decode_image
-from pipelines.common.sources import ItemRef, ReaderConfig
+from pipelines.common.sources import Filtered, ItemRef, ReaderConfig
 from pipelines.proactivebench.sources.quickdraw import QuickDrawReader
 
 
-def test_enumerate_selects_and_rejects(quickdraw_root: Path) -> None:
+def test_enumerate_selects_filters_and_rejects(quickdraw_root: Path) -> None:
     out = list(QuickDrawReader(str(quickdraw_root)).enumerate())
     refs = sorted(x.source_id for x in out if isinstance(x, ItemRef))
-    assert refs == ["The Eiffel Tower/7001", "cat/5001", "cat/5002"]  # 5003 unrecognized
+    assert refs == ["The Eiffel Tower/7001", "cat/5001", "cat/5002"]
+    # an unrecognized drawing is an input, filtered by its rule (App. 0.A.5), not dropped
+    (unrecognized,) = [x for x in out if isinstance(x, Filtered)]
+    assert (unrecognized.item_id, unrecognized.source_file, unrecognized.rule) == \
+        ("cat/5003", "cat.ndjson:3", "recognized: false")
     rej = {r.source_file: r for r in out if isinstance(r, Rejection)}
-    assert set(rej) == {"cat.ndjson:4", "cat.ndjson:5", "cat.ndjson:6", "cat.ndjson:7"}
-    assert rej["cat.ndjson:4"].field == "json" and "malformed JSON" in rej["cat.ndjson:4"].reason
+    assert set(rej) == {"cat.ndjson:4", "cat.ndjson:5", "cat.ndjson:6", "cat.ndjson:7",
+                        "cat.ndjson:8"}
+    assert rej["cat.ndjson:4"].field == "json"
+    assert rej["cat.ndjson:4"].reason.startswith("malformed JSON: Expecting ',' delimiter: column ")
     assert rej["cat.ndjson:5"].field == "drawing[0]"
-    assert rej["cat.ndjson:6"].field == "key_id" and "duplicate" in rej["cat.ndjson:6"].reason
+    for line in (6, 8):  # both lines of key_id 5006, not only the second
+        assert rej[f"cat.ndjson:{line}"].field == "key_id"
+        assert rej[f"cat.ndjson:{line}"].reason == ("key_id 5006 is on lines [6, 8]: every line "
+                                                     "sharing it is rejected")
     assert rej["cat.ndjson:7"].field == "drawing" and rej["cat.ndjson:7"].item_id == "cat/5007"
+    assert len(out) == 9  # every non-blank line of both files
+
+
+def test_non_utf8_line_is_rejected_not_replaced(quickdraw_root: Path) -> None:
+    """``errors="replace"`` kept "U\\ufffdS" as a country code; a line that is not UTF-8 is
+    rejected, naming its line and byte, and the other lines are still read."""
+    path = quickdraw_root / "cat.ndjson"
+    path.write_bytes(path.read_bytes() + b'{"word": "cat", "countrycode": "U\xffS", "recognized": true, '
+                     b'"key_id": "5009", "drawing": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]}\n')
+    out = list(QuickDrawReader(str(quickdraw_root)).enumerate())
+    rej = {r.source_file: r for r in out if isinstance(r, Rejection)}
+    assert rej["cat.ndjson:9"].field == "utf-8"
+    assert rej["cat.ndjson:9"].reason == ("not valid UTF-8: byte 0xff at column 34 (invalid start "
+                                          "byte)")
+    assert "cat/5009" not in {x.source_id for x in out if isinstance(x, ItemRef)}
+    assert {"cat/5001", "cat/5002"} <= {x.source_id for x in out if isinstance(x, ItemRef)}
+
+
+def test_drawings_beyond_the_per_class_sample_are_filtered(quickdraw_root: Path) -> None:
+    out = list(QuickDrawReader(str(quickdraw_root), ReaderConfig(per_class=1)).enumerate())
+    taken = [x for x in out if isinstance(x, ItemRef) and x.source_id.startswith("cat/")]
+    left = [x for x in out if isinstance(x, Filtered) and x.rule == "per-class sample"]
+    # the rest of the file is one summary row that counts every drawing it stands for (a class
+    # file holds ~150K): 5007 (one stroke) is never reached, so it is among them
+    assert len(taken) == 1 and taken[0].source_id in {"cat/5001", "cat/5002"}
+    assert [(x.item_id, x.source_file, x.count) for x in left] == [("cat/*", "cat.ndjson", 2)]
+    assert "2 recognized drawings of 'cat' not among the 1 taken" in left[0].reason
+
+
+def test_unknown_files_and_folders_are_rejected(quickdraw_root: Path) -> None:
+    (quickdraw_root / "cat.bin").write_bytes(b"binary")
+    (quickdraw_root / "old").mkdir()
+    (quickdraw_root / "old" / "dog.ndjson").write_text("{}\n")
+    (quickdraw_root / "old" / "cow.ndjson").write_text("{}\n")
+    (quickdraw_root / ".DS_Store").write_bytes(b"")
+    found = {r.item_id: r for r in QuickDrawReader(str(quickdraw_root)).unrecognized()}
+    assert set(found) == {"cat.bin", "old/"}
+    assert found["old/"].reason == ("a folder in the root: the layout is <category>.ndjson files "
+                                    "(2 files)")
+    assert found["cat.bin"].field == "path" and found["cat.bin"].stage == "enumerate"
 
 
 def test_per_class_limit_is_deterministic(quickdraw_root: Path) -> None:

@@ -1,0 +1,186 @@
+"""What the expectations cannot see: a release's bytes against its manifest, and its media decoded.
+
+Why: great-expectations checks the *values* of a release, never its bytes. A release whose frame
+JPEG bytes had been replaced with garbage passed every expectation (the frames are not in the
+checked dataframe), and nothing compared the files with the sha256 the manifest promises. So
+the gate (``benchforge check`` and every build before it publishes) also runs these checks:
+
+* :func:`verify_files` — every file the manifest lists exists with its size and sha256 (and, for
+  Parquet, its row count); every other file in the release is reported (a release is complete
+  and immutable once published: nothing may be added to it afterwards);
+* :func:`decode_media` — every image embedded in a Parquet file (any column whose Hugging Face
+  feature is ``Image``, at any depth of lists and structs) and every image or video file of the
+  release is decoded in full, as ``datasets`` or a player would.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import BadInput
+from core.files import file_sha256
+from core.media.images import EXTENSION_FORMATS, decode_image
+
+MANIFEST = "manifest.json"  # the one file that cannot list itself
+# Croissant metadata records the manifest's sha256, so the manifest cannot list it: it is written
+# after the manifest and checked against it instead (exports/croissant.py)
+CROISSANT = "croissant.json"
+VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".avi", ".mov")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that is not what the manifest says, or media that do not decode."""
+
+    check: str  # "listed", "missing", "bytes", "sha256", "rows", "decode"
+    path: str  # relative to the release
+    detail: str
+
+
+def release_files(release: Path) -> list[str]:
+    """Every file of a release (relative, sorted), ``manifest.json`` and ``croissant.json``
+    excepted."""
+    return sorted(p.relative_to(release).as_posix() for p in release.rglob("*")
+                  if p.is_file() and p.relative_to(release).as_posix() not in (MANIFEST, CROISSANT))
+
+
+def verify_croissant(release: Path) -> list[Problem]:
+    """``croissant.json`` (when present) must describe this manifest: its ``manifest.json`` file
+    object carries the manifest's sha256."""
+    path = release / CROISSANT
+    if not path.is_file():
+        return []
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        recorded = next(d.get("sha256") for d in meta.get("distribution", [])
+                        if d.get("contentUrl") == MANIFEST)
+    except (ValueError, StopIteration) as exc:
+        return [Problem("croissant", CROISSANT, f"no manifest.json file object ({type(exc).__name__})")]
+    actual = file_sha256(release / MANIFEST)
+    if recorded != actual:
+        return [Problem("croissant", CROISSANT, f"describes manifest sha256 {str(recorded)[:12]}…, "
+                                                f"the manifest is {actual[:12]}…")]
+    return []
+
+
+def verify_files(release: Path, listed: list[dict[str, Any]]) -> list[Problem]:
+    """Compare the release with the manifest's ``files`` (path, bytes, sha256, rows for Parquet)."""
+    import pyarrow.parquet as pq
+
+    problems = []
+    if not listed:
+        problems.append(Problem("listed", MANIFEST, "the manifest lists no files"))
+    by_path = {f["path"]: f for f in listed}
+    for rel in release_files(release):
+        if rel not in by_path:
+            problems.append(Problem("listed", rel, "not in the manifest (added after the build?)"))
+    problems += verify_croissant(release)
+    for rel, f in sorted(by_path.items()):
+        path = release / rel
+        if not path.is_file():
+            problems.append(Problem("missing", rel, "listed in the manifest, not in the release"))
+            continue
+        if path.stat().st_size != f.get("bytes"):
+            problems.append(Problem("bytes", rel, f"{path.stat().st_size} bytes, the manifest says "
+                                                  f"{f.get('bytes')}"))
+        digest = file_sha256(path)
+        if digest != f.get("sha256"):
+            problems.append(Problem("sha256", rel, f"sha256 {digest[:12]}…, the manifest says "
+                                                   f"{str(f.get('sha256'))[:12]}…"))
+        if "rows" in f:
+            try:
+                rows = pq.ParquetFile(path).metadata.num_rows
+            except Exception as exc:  # noqa: BLE001 - any unreadable file is a finding, not a crash
+                problems.append(Problem("rows", rel, f"unreadable Parquet: {type(exc).__name__}: {exc}"))
+                continue
+            if rows != f["rows"]:
+                problems.append(Problem("rows", rel, f"{rows} rows, the manifest says {f['rows']}"))
+    return problems
+
+
+def _image_paths(feature: Any, prefix: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    """Where ``Image`` features sit in a HF feature tree: field names, and ``0`` for "each list
+    item"."""
+    if isinstance(feature, dict) and feature.get("_type") == "Image":
+        yield prefix
+    elif isinstance(feature, dict) and feature.get("_type") in ("List", "Sequence", "LargeList"):
+        yield from _image_paths(feature.get("feature"), (*prefix, 0))
+    elif isinstance(feature, list) and feature:  # the short form of a list feature
+        yield from _image_paths(feature[0], (*prefix, 0))
+    elif isinstance(feature, dict) and "_type" not in feature:  # a struct
+        for name, sub in feature.items():
+            yield from _image_paths(sub, (*prefix, name))
+
+
+def _values(value: Any, path: tuple[str | int, ...], where: str) -> Iterator[tuple[str, Any]]:
+    if not path:
+        yield where, value
+    elif value is None:
+        return
+    elif path[0] == 0:
+        for i, item in enumerate(value):
+            yield from _values(item, path[1:], f"{where}[{i}]")
+    else:
+        yield from _values(value.get(path[0]), path[1:], f"{where}.{path[0]}")
+
+
+def _parquet_images(path: Path) -> Iterator[tuple[str, Any]]:
+    """(``row <id or index>: column[i]``, image struct) for every embedded image of a file."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    meta = (pf.schema_arrow.metadata or {}).get(b"huggingface")
+    features = json.loads(meta)["info"]["features"] if meta else {}
+    images = {col: list(_image_paths(feat)) for col, feat in features.items()}
+    columns = [c for c, paths in images.items() if paths]
+    if not columns:
+        return
+    key = "id" if "id" in pf.schema_arrow.names else None
+    row = 0
+    for batch in pf.iter_batches(batch_size=64, columns=columns + ([key] if key else [])):
+        for rec in batch.to_pylist():
+            name = f"row {rec[key]!r}" if key else f"row {row}"
+            for col in columns:
+                for sub in images[col]:
+                    yield from _values(rec[col], sub, f"{name}: {col}")
+            row += 1
+
+
+def decode_media(release: Path, listed: list[dict[str, Any]]) -> tuple[int, list[Problem]]:
+    """Decode every embedded image and every image / video file the manifest lists; returns
+    (media decoded, problems). An embedded image is decoded with its stored ``path``, so bytes
+    of another format than its name says fail too."""
+    from core.media.video import probe_video
+
+    decoded, problems = 0, []
+    for f in listed:
+        rel = f["path"]
+        path = release / rel
+        if not path.is_file():
+            continue  # reported by verify_files
+        ext = posixpath.splitext(rel)[1].lower()
+        try:
+            if ext == ".parquet":
+                for where, image in _parquet_images(path):
+                    data = (image or {}).get("bytes")
+                    try:
+                        decode_image(data or b"", (image or {}).get("path") or where, field=where)
+                        decoded += 1
+                    except BadInput as err:
+                        problems.append(Problem("decode", rel, f"{where}: {err.reason}"))
+            elif ext in EXTENSION_FORMATS:
+                decode_image(path.read_bytes(), rel)
+                decoded += 1
+            elif ext in VIDEO_EXTENSIONS:
+                probe_video(path, source_file=rel)
+                decoded += 1
+        except BadInput as err:
+            problems.append(Problem("decode", rel, err.reason))
+        except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
+            problems.append(Problem("decode", rel, f"unreadable: {type(exc).__name__}: {exc}"))
+    return decoded, problems

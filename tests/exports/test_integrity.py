@@ -1,0 +1,145 @@
+"""The gate sees the bytes: files against the manifest, every embedded image and medium decoded.
+
+Why: ``benchforge check`` passed a release whose frame JPEG bytes had been replaced with garbage
+(PASSED 25/25): the expectations check values, never bytes, and nothing compared the files with
+the manifest's sha256. Each case here is a release made in the test and broken on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from exports.integrity import decode_media, verify_files
+from exports.release import file_inventory
+from pipelines.cli import main as benchforge
+from tests.pipelines.proactivebench.fixtures import all_environment_episodes, write_release
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    return write_release(tmp_path / "out" / "1.0.0", all_environment_episodes())
+
+
+def garble_frame(release: Path, env: str = "quickdraw", frame: int = 1) -> tuple[Path, str]:
+    """Replace one embedded frame's bytes with garbage, keeping the file a valid Parquet file
+    with the same schema; returns the file and the row id."""
+    path = next((release / "data" / env).glob("*.parquet"))
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["frames"][frame]["bytes"] = b"\xff\xd8\xff\xe0 garbage, not a JPEG " * 20
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+    return path, rows[0]["id"]
+
+
+def update_manifest(release: Path) -> None:
+    """As if the build itself had embedded the garbage: the manifest matches the bad bytes."""
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["files"] = file_inventory(release)
+    (release / "manifest.json").write_text(json.dumps(manifest))
+
+
+def check(release: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = benchforge(["check", str(release)])
+    return code, capsys.readouterr().out
+
+
+def test_a_good_release_decodes_every_frame(release: Path, capsys) -> None:
+    listed = json.loads((release / "manifest.json").read_text())["files"]
+    assert verify_files(release, listed) == []
+    decoded, problems = decode_media(release, listed)
+    n_frames = sum(len(r["frames"]) for f in listed for r in pq.read_table(release / f["path"]).to_pylist())
+    assert problems == [] and decoded == n_frames > 9
+    code, out = check(release, capsys)
+    assert code == 0 and f"{decoded} images / media decoded" in out
+
+
+def test_garbage_frame_bytes_fail_the_sha256_check(release: Path, capsys) -> None:
+    path, _ = garble_frame(release)
+    code, out = check(release, capsys)
+    rel = path.relative_to(release).as_posix()
+    assert code == 1
+    assert f"FAIL file {rel} [sha256]: sha256 " in out and f"FAIL file {rel} [bytes]" in out
+
+
+def test_garbage_frame_bytes_fail_decoding_even_with_a_matching_manifest(release: Path, capsys) -> None:
+    path, row = garble_frame(release)
+    update_manifest(release)
+    code, out = check(release, capsys)
+    rel = path.relative_to(release).as_posix()
+    assert code == 1
+    assert f"FAIL file {rel} [decode]: row {row!r}: frames[1]: cannot decode image" in out
+    md = (release.parent / "checks" / "1.0.0" / "data_quality.md").read_text()
+    assert md.startswith("# Data quality: FAILED") and "| **decode** |" in md
+
+
+def test_frame_bytes_of_another_format_than_their_name_fail(release: Path, capsys) -> None:
+    path = next((release / "data" / "rod").glob("*.parquet"))
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["frames"][0]["path"] = rows[0]["frames"][0]["path"].replace(".png", ".jpg")  # PNG bytes
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+    update_manifest(release)
+    code, out = check(release, capsys)
+    assert code == 1 and "the content is PNG, but the extension .jpg names JPEG" in out
+
+
+def test_files_missing_added_or_with_other_row_counts_fail(release: Path) -> None:
+    manifest = json.loads((release / "manifest.json").read_text())
+    listed = manifest["files"]
+    (release / "reports").mkdir()
+    (release / "reports" / "later.md").write_text("written into the release after the build")
+    gone = listed[0]["path"]
+    (release / gone).unlink()
+    rows_entry = next(f for f in listed[1:] if "rows" in f)
+    rows_entry["rows"] += 1
+    problems = {(p.check, p.path) for p in verify_files(release, listed)}
+    assert problems == {("listed", "reports/later.md"), ("missing", gone), ("rows", rows_entry["path"])}
+
+
+def test_a_broken_image_file_in_the_release_fails(release: Path) -> None:
+    (release / "reports").mkdir()
+    (release / "reports" / "counts.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    listed = file_inventory(release)
+    decoded, problems = decode_media(release, listed)
+    assert [(p.check, p.path) for p in problems] == [("decode", "reports/counts.png")]
+
+
+def test_unreadable_parquet_is_a_finding_not_a_crash(release: Path, capsys) -> None:
+    path = next((release / "data" / "coco").glob("*.parquet"))
+    path.write_bytes(b"PAR1 not really")
+    manifest = json.loads((release / "manifest.json").read_text())
+    rel = path.relative_to(release).as_posix()
+    entry = next(f for f in manifest["files"] if f["path"] == rel)
+    entry.update(bytes=path.stat().st_size, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    code, out = check(release, capsys)
+    assert code == 1
+    assert f"FAIL file {rel} [rows]: unreadable Parquet" in out and f"FAIL file {rel} [decode]" in out
+
+
+def test_reports_are_never_written_into_a_published_release(release: Path, capsys) -> None:
+    assert benchforge(["check", str(release), "--reports", str(release / "reports")]) == 2
+    assert "inside the release" in capsys.readouterr().err
+    assert not (release / "reports").exists()
+
+
+def test_croissant_metadata_must_describe_the_manifest(release: Path) -> None:
+    """croissant.json records the manifest's sha256, so the manifest cannot list it: the gate
+    checks it against the manifest instead (a changed manifest is caught)."""
+    from exports.croissant import write_croissant
+
+    (release / "README.md").write_text("---\nconfigs: []\n---\n# a card\n")
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["files"] = listed = file_inventory(release)
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    write_croissant(release, release)
+    assert verify_files(release, listed) == []  # derived from the manifest: not "added after"
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["version"] = "1.0.1"  # edited after the metadata was written
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    assert [(p.check, p.path) for p in verify_files(release, listed)] == [("croissant", "croissant.json")]

@@ -1,0 +1,208 @@
+"""The shared driver's release semantics, on small ProactiveBench builds of the demo corpus.
+
+What a build does with input it cannot use as a whole, with a source that yields nothing, and
+with a version that is already published (the issue "nothing silently lost, nothing silently
+corrupt"): each case is made in the test from the demo corpus (real registry media).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from exports.release import ReleaseError
+from pipelines.proactivebench.build import run
+
+REPO = Path(__file__).resolve().parents[3]
+CONFIG = REPO / "configs" / "proactivebench.yaml"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(REPO / "scripts"))
+    import make_demo_corpus
+
+    out = tmp_path_factory.mktemp("corpus") / "demo"
+    assert make_demo_corpus.main(["--out", str(out), "--no-check"]) == 0
+    return out
+
+
+def copy(corpus: Path, tmp_path: Path, *envs: str) -> Path:
+    raw = tmp_path / "raw"
+    for env in envs:
+        shutil.copytree(corpus / env, raw / env)
+    return raw
+
+
+def files_of(release: Path) -> dict[str, bytes]:
+    return {p.relative_to(release).as_posix(): p.read_bytes() for p in sorted(release.rglob("*"))
+            if p.is_file()}
+
+
+def malformed_coco(raw: Path) -> Path:
+    ann = next((raw / "coco" / "annotations").glob("instances_*.json"))
+    ann.write_text(ann.read_text()[:200])  # cut short: not JSON any more
+    return ann
+
+
+# -- a source that cannot be read as a whole ------------------------------------------------------
+
+
+def test_unreadable_source_is_one_clear_error_and_nothing_is_published(corpus: Path, tmp_path: Path) -> None:
+    """Today: ``RuntimeError: … BadInput … [while running 'ReadVocabulary[coco]']`` and a Python
+    traceback. Now: one line naming the file and what is wrong, exit 1, no release."""
+    raw = copy(corpus, tmp_path, "coco", "quickdraw")
+    malformed_coco(raw)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "build", "proactivebench", "--raw-dir", str(raw),
+         "--out", str(out), "--only", "coco,quickdraw"],
+        capture_output=True, text=True, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "error: source coco cannot be read: annotations/instances_val2014.json (under ")
+    assert ": json: malformed JSON: " in proc.stderr and "line 1 column 201" in proc.stderr
+    assert "pass --skip-unreadable-sources" in proc.stderr
+    assert not (out / "proactivebench" / "2.0.0").exists()
+
+
+def test_skip_unreadable_sources_builds_the_others_and_says_so(corpus: Path, tmp_path: Path) -> None:
+    raw = copy(corpus, tmp_path, "coco", "quickdraw")
+    malformed_coco(raw)
+    release = run(["--raw-dir", str(raw), "--out", str(tmp_path / "out"), "--only", "coco,quickdraw",
+                   "--skip-unreadable-sources"])
+    manifest = json.loads((release / "manifest.json").read_text())
+    skipped = manifest["skipped_sources"]["coco"]
+    assert (skipped["file"], skipped["field"]) == ("annotations/instances_val2014.json", "json")
+    assert skipped["root"] == str(raw / "coco")
+    assert set(manifest["counts"]) == {"quickdraw"} and manifest["counts"]["quickdraw"]["kept"] == 8
+    assert any(w.startswith("Source coco was NOT built") for w in manifest["warnings"])
+    card = (release / "README.md").read_text()
+    assert "Source coco was NOT built" in card and "config_name: coco" not in card
+
+
+# -- a source that yields nothing -----------------------------------------------------------------
+
+
+def test_a_source_yielding_nothing_stops_the_build_naming_its_path(corpus: Path, tmp_path: Path) -> None:
+    """ImageNet-C pointed one folder too high: inputs = 0, exit 0 and a published empty release
+    before; now the build stops, naming the path it read and what it found there."""
+    raw = copy(corpus, tmp_path, "quickdraw")
+    high = tmp_path / "high"
+    shutil.copytree(corpus / "imagenet_c", high / "imagenet_c")
+    out = tmp_path / "out"
+    with pytest.raises(ReleaseError) as err:
+        run(["--raw-dir", str(raw), "--out", str(out), "--only", "imagenet_c,quickdraw",
+             "--source", f"imagenet_c={high}"])
+    msg = str(err.value)
+    assert f"imagenet_c: 0 samples from {high} (inputs 1, filtered 0, rejected 1; e.g. imagenet_c/: " \
+           "not a corruption folder" in msg
+    assert "--allow-empty-sources" in msg and "quickdraw" not in msg
+    assert not (out / "proactivebench" / "2.0.0").exists()
+
+
+def test_allow_empty_sources_publishes_and_warns(corpus: Path, tmp_path: Path) -> None:
+    raw = copy(corpus, tmp_path, "quickdraw")
+    high = tmp_path / "high"
+    shutil.copytree(corpus / "imagenet_c", high / "imagenet_c")
+    release = run(["--raw-dir", str(raw), "--out", str(tmp_path / "out"), "--only", "imagenet_c,quickdraw",
+                   "--source", f"imagenet_c={high}", "--allow-empty-sources"])
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["counts"]["imagenet_c"] == {"inputs": 1, "kept": 0, "filtered": 0, "rejected": 1}
+    assert any(w.startswith(f"Empty source (--allow-empty-sources): imagenet_c: 0 samples from {high}")
+               for w in manifest["warnings"])
+    card = (release / "README.md").read_text()
+    assert "config_name: quickdraw" in card and "config_name: imagenet_c" not in card
+
+
+def test_a_release_without_records_has_no_config_and_no_loading_example(corpus: Path, tmp_path: Path) -> None:
+    """``configs: []`` while the card showed ``load_dataset(…, 'coco', …)``: a card lists exactly
+    the configs that load, and a release with none says so."""
+    high = tmp_path / "high"
+    shutil.copytree(corpus / "imagenet_c", high / "imagenet_c")
+    release = run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--only", "imagenet_c",
+                   "--source", f"imagenet_c={high}", "--allow-empty-sources"])
+    card = (release / "README.md").read_text()
+    assert yaml.safe_load(card.split("---")[1])["configs"] == []
+    assert "load_dataset" not in card and "there is no config to load" in card
+    assert json.loads((release / "manifest.json").read_text())["quality"]["success"] is True
+
+
+# -- versions -------------------------------------------------------------------------------------
+
+
+def test_versions_are_immutable_unless_bumped_or_overwritten(corpus: Path, tmp_path: Path) -> None:
+    """TFDS semantics: the same records rebuild in place (byte-identical); other records under a
+    published version are refused unless the version is bumped or --overwrite is given; every
+    version gets its entry in RELEASE_NOTES.md beside the releases."""
+    raw = copy(corpus, tmp_path, "quickdraw")
+    out = tmp_path / "out"
+    args = ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"]
+    first = run(args)
+    before = files_of(first)
+    assert files_of(run(args)) == before  # same records: replaced by the same bytes
+
+    cls = sorted((raw / "quickdraw").glob("*.ndjson"))[0]
+    cls.write_text("".join(cls.read_text().splitlines(keepends=True)[1:]))  # one drawing fewer
+    with pytest.raises(ReleaseError) as err:
+        run(args)
+    assert "is already published with other records (data/quickdraw" in str(err.value)
+    assert f"bump `version:` in {CONFIG}" in str(err.value) and "--overwrite" in str(err.value)
+    assert files_of(first) == before  # the published release is untouched
+
+    run([*args, "--overwrite"])
+    manifest = json.loads((first / "manifest.json").read_text())
+    assert manifest["release"]["overwrote"][0] == "data/quickdraw"
+
+    config = yaml.safe_load(CONFIG.read_text())
+    config.update(version="2.0.1", release_notes="Drops a drawing to test the notes.")
+    bumped = tmp_path / "bumped.yaml"
+    bumped.write_text(yaml.safe_dump(config))
+    cls.write_text("".join(cls.read_text().splitlines(keepends=True)[1:]))
+    newer = run([*args, "--config", str(bumped)])
+    assert newer.name == "2.0.1" and (out / "proactivebench" / "2.0.0").is_dir()
+    notes = (out / "proactivebench" / "RELEASE_NOTES.md").read_text()
+    assert notes.index("## 2.0.1") < notes.index("## 2.0.0")  # newest first
+    entry = notes[notes.index("## 2.0.1"):notes.index("## 2.0.0")]
+    assert "Drops a drawing to test the notes." in entry
+    assert "- since 2.0.0: records changed in data/quickdraw" in entry
+    assert "  - quickdraw: kept 7 → 6" in entry
+    old = notes[notes.index("## 2.0.0"):]
+    assert "rebuilt over an earlier 2.0.0 with other records (--overwrite)" in old
+
+
+# -- the build's own gate -------------------------------------------------------------------------
+
+
+def test_the_build_gate_decodes_every_frame_before_publishing(corpus: Path, tmp_path: Path) -> None:
+    """A writer that embedded garbage (simulated: a benchmark's finalize breaks a frame in the
+    staged release) is stopped by the gate before publication; nothing is published."""
+    import pyarrow.parquet as pq
+
+    from pipelines.common import driver
+    from pipelines.proactivebench.build import ProactiveBench
+
+    class Broken(ProactiveBench):
+        def finalize(self, ctx, counts, files):  # type: ignore[no-untyped-def]
+            path = next((ctx.staging / "data" / "quickdraw").glob("*.parquet"))
+            table = pq.read_table(path)
+            rows = table.to_pylist()
+            rows[0]["frames"][0]["bytes"] = b"\x89PNG\r\n\x1a\n not a picture"
+            pq.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+            return super().finalize(ctx, counts, files)
+
+    raw = copy(corpus, tmp_path, "quickdraw")
+    out = tmp_path / "out"
+    with pytest.raises(ReleaseError) as err:
+        driver.run(Broken(), ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"])
+    assert str(err.value).startswith("the gate failed: data/quickdraw/test-00000-of-00001.parquet: "
+                                     "decode: row ")
+    assert "frames[0]: cannot decode image" in str(err.value)
+    assert not (out / "proactivebench" / "2.0.0").exists()
