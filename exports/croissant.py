@@ -124,20 +124,22 @@ def croissant(release: Release, folder: Path, citation: str = "") -> dict[str, A
     ]
     distribution += [_file_object(prefix + f["path"], f["sha256"], PARQUET)
                      for f in release.manifest["files"]]
-    record_sets = []
-    for config, globs in release.configs().items():
-        schema = release.record_schema(config)
-        file_set = f"files-{config}"
-        distribution.append({"@type": "cr:FileSet", "@id": file_set, "name": file_set,
-                             "encodingFormat": PARQUET, "includes": [prefix + g for g in globs]})
-        fields = [_field(config, file_set, f, f.name, [], 0) for f in schema.fields]
-        record_sets.append({
-            "@type": "cr:RecordSet", "@id": config, "name": config,
-            "description": f"Config {config!r}, split {release.split!r}: records of type "
-                           f"{schema.name} (schema {schema.version}). {schema.doc}",
-            "key": {"@id": f"{config}/id"},
-            "field": [f for f in fields if f is not None],
-        })
+    record_sets: list[dict[str, Any]] = []
+    for split in release.splits:  # a training split beside the evaluation split is described too
+        for config, globs in release.configs(split=split).items():
+            schema = release.record_schema(config, split)
+            set_id = config if split == release.split else f"{config}-{split}"
+            file_set = f"files-{set_id}"
+            distribution.append({"@type": "cr:FileSet", "@id": file_set, "name": file_set,
+                                 "encodingFormat": PARQUET, "includes": [prefix + g for g in globs]})
+            fields = [_field(set_id, file_set, f, f.name, [], 0) for f in schema.fields]
+            record_sets.append({
+                "@type": "cr:RecordSet", "@id": set_id, "name": set_id,
+                "description": f"Config {config!r}, split {split!r}: records of type "
+                               f"{schema.name} (schema {schema.version}). {schema.doc}",
+                "key": {"@id": f"{set_id}/id"},
+                "field": [f for f in fields if f is not None],
+            })
     stamp = release.stamp()
     meta: dict[str, Any] = {
         "@context": CONTEXT,

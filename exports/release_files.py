@@ -43,8 +43,16 @@ class Release:
         return str(self.manifest["version"])
 
     @property
+    def splits(self) -> list[str]:
+        """Every split of the release: the evaluation split first, then a split published beside
+        it (a training split), as the manifest lists them."""
+        split = self.manifest.get("split", "test")
+        return [str(s) for s in split] if isinstance(split, list) else [str(split)]
+
+    @property
     def split(self) -> str:
-        return str(self.manifest.get("split", "test"))
+        """The evaluation split (what evaluation exports read)."""
+        return self.splits[0]
 
     def stamp(self) -> dict[str, str]:
         """What every export carries so a result names the exact data it was computed on."""
@@ -52,25 +60,27 @@ class Release:
                 "manifest_sha256": self.manifest_sha256,
                 "code_version": str(self.manifest.get("code_version", ""))}
 
-    def configs(self, *, include_all: bool = False) -> dict[str, list[str]]:
-        """Config name → data-file globs (relative to the release) of the card's ``configs:``.
-        ``all`` (the union of the per-group configs) is left out unless asked for."""
+    def configs(self, *, include_all: bool = False, split: str | None = None) -> dict[str, list[str]]:
+        """Config name → data-file globs (relative to the release) of the card's ``configs:`` that
+        have files of ``split`` (default: the evaluation split). ``all`` (the union of the
+        per-group configs) is left out unless asked for."""
+        split = split or self.split
         out: dict[str, list[str]] = {}
         for cfg in self.card.get("configs", []):
             name = str(cfg["config_name"])
-            if name == "all" and not include_all:
-                continue
-            out[name] = [str(d["path"]) for d in cfg["data_files"] if d.get("split") == self.split]
+            globs = [str(d["path"]) for d in cfg["data_files"] if d.get("split") == split]
+            if globs and (include_all or name != "all"):
+                out[name] = globs
         return out
 
-    def files(self, config: str) -> list[Path]:
+    def files(self, config: str, split: str | None = None) -> list[Path]:
         """The Parquet files of one config, sorted (shards in order)."""
-        globs = self.configs(include_all=True)[config]
+        globs = self.configs(include_all=True, split=split)[config]
         return sorted({p for g in globs for p in self.path.glob(g)})
 
-    def record_schema(self, config: str) -> RecordSchema:
+    def record_schema(self, config: str, split: str | None = None) -> RecordSchema:
         """The record type a config's files hold (from the ``benchforge`` key of the first one)."""
-        files = self.files(config)
+        files = self.files(config, split)
         if not files:
             raise ValueError(f"{self.path}: config {config!r} has no data files")
         return file_record_schema(files[0])

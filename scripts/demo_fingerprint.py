@@ -10,8 +10,8 @@ Text files are hashed after two normalisations, because they legitimately differ
 checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the
 ``code_version`` (git commit of the code) becomes ``<code_version>``. The manifest lists the raw
 sha256 and size of every file, so for the text files among them (card, reports) those two
-values become ``<text>``: each of those files is fingerprinted itself, normalised. Nothing else
-is normalised.
+values become ``<text>``: each of those files is fingerprinted itself, normalised; likewise the
+sha256 of the manifest and the card in ``croissant.json``. Nothing else is normalised.
 
     .venv/bin/python scripts/demo_fingerprint.py                 # print the fingerprint
     .venv/bin/python scripts/demo_fingerprint.py --check FILE    # compare, list what differs
@@ -50,6 +50,13 @@ def normalized(path: Path, tmp: Path) -> bytes:
             if Path(f["path"]).suffix in TEXT:
                 f.update(sha256="<text>", bytes="<text>")
         text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    if path.name == "croissant.json":  # it records the manifest's and the card's raw sha256
+        meta = json.loads(text)
+        for f in meta.get("distribution", []):
+            if Path(str(f.get("contentUrl", ""))).suffix in TEXT:
+                f["sha256"] = "<text>"
+        meta["identifier"] = re.sub(r"sha256:\w+", "sha256:<text>", str(meta.get("identifier", "")))
+        text = json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
     text = text.replace(str(tmp), "<TMP>").replace(str(REPO), "<REPO>")
     return CODE_VERSION.sub(r"\1<code_version>", text).encode("utf-8")
 

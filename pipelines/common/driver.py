@@ -250,8 +250,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                                "report": "reports/data_quality.html"}
         manifest["files"] = file_inventory(staging)  # now with the gate's reports
         write_manifest(staging, manifest)
-        # Croissant metadata records the manifest's and the card's sha256, so it comes last; the
-        # gate checks it against the manifest (exports/integrity.py)
+        # Croissant metadata records the manifest's and the card's sha256, so it comes last;
+        # `benchforge check` verifies it against the manifest (exports/integrity.py)
         write_croissant(staging, staging, citation=citation(benchmark.name))
         publish(staging, final)
     write_release_notes(ctx.out_root, benchmark.title)

@@ -142,7 +142,8 @@ def test_evaluation_files_are_those_of_an_evaluation_only_build(release: Path, d
     log = write_jsonl(tmp_path / "log.jsonl", approvals(state / "review_candidates.jsonl"))
     alone = run(["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)])
     test_files = [p.relative_to(alone).as_posix() for p in sorted(alone.rglob("*.parquet"))]
-    assert len(test_files) == 18
+    # 8 data/ + 8 pointwise/ subtypes, filtered/, filtered_inputs/, rejected/
+    assert len(test_files) == 19
     assert {f: _sha(release / f) for f in test_files} == {f: _sha(alone / f) for f in test_files}
     assert _sha(release / "reports" / "allocation.json") == _sha(alone / "reports" / "allocation.json")
 
@@ -165,3 +166,16 @@ def test_training_split_rebuilds_byte_identical(release: Path, demo_raw: Path, d
     assert len([f for f in files if f.startswith(("sft/", "rl_seed/"))]) == 6
     assert {f: _sha(release / f) for f in files} == {f: _sha(again / f) for f in files}
     assert _sha(release / "sft" / "general_mixture.json") == _sha(again / "sft" / "general_mixture.json")
+
+
+def test_croissant_describes_both_splits(release: Path):
+    """The release's Croissant metadata has a record set for every config of every split, named
+    after the config (evaluation split) or config-split (the training split beside it)."""
+    meta = json.loads((release / "croissant.json").read_text())
+    sets = {r["@id"]: r for r in meta["recordSet"]}
+    train_configs = {c["config_name"] for c in _configs(release)
+                     if any(d["split"] == "train" for d in c["data_files"])}
+    assert train_configs and {f"{c}-train" for c in train_configs} <= set(sets)
+    assert "cp" in sets and "split 'test'" in sets["cp"]["description"]
+    for config in train_configs:
+        assert "split 'train'" in sets[f"{config}-train"]["description"]
