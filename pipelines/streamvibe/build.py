@@ -22,7 +22,13 @@ from typing import Any
 from core.files import write_json_atomic
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
-from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
+from pipelines.common.benchmark import (
+    Benchmark,
+    BuildContext,
+    Finalized,
+    PendingReview,
+    review_violations,
+)
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts, supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
@@ -106,14 +112,18 @@ class StreamVibe(Benchmark):
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
-        statuses = None
+        statuses = violations = None
         if ctx.decisions is not None:
+            from annotation.decision_log import read_standing_violations
+
             panel = int((cfg.get("review") or {}).get("panel_size", 4))
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
-            statuses = review_statuses(ctx.decisions, panel, latest)
+            violations = read_standing_violations(ctx.args.decisions, self.name)
+            statuses = review_statuses(ctx.decisions, panel, latest, violations)
         ctx.state.update(root=root, manifest=str(src.get("manifest", "manifest.jsonl")),
                          intents=intents, specs_version=load_intent_specs(intents)[0],
-                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
+                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses,
+                         violations=violations)
 
     def groups(self, ctx: BuildContext) -> list[str]:
         return list(SUBTYPES)
@@ -168,6 +178,13 @@ class StreamVibe(Benchmark):
                     "review_round": str(review.get("round", "streamvibe-r1"))},
             media=media)
 
+    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
+        raise SystemExit(
+            "streamvibe takes no corrections file: a StreamVibe candidate is corrected where it "
+            "comes from (its task record or the generator); the rebuild gives every changed "
+            f"candidate version n+1 (ledger {state.parent / 'ledger.json'}) in the new state's "
+            "review_candidates.jsonl — push that file")
+
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         from pipelines.streamvibe.quality import suites
@@ -216,7 +233,8 @@ class StreamVibe(Benchmark):
                 "videos": videos,
                 "allocation": allocation,
                 "review": {"panel_size": int((ctx.config.get("review") or {}).get("panel_size", 4)),
-                           "states": dict(sorted(review_states.items()))},
+                           "states": dict(sorted(review_states.items())),
+                           **review_violations(ctx.state["violations"])},
                 "pointwise_rows": pointwise_rows,
                 "fpr_near": probe_facts(ctx.config),
             },
