@@ -156,7 +156,7 @@ def cmd_gemini_review(args: argparse.Namespace) -> int:
     from annotation.rubrics import get_rubric
 
     rubric = get_rubric(args.rubric)
-    root = Path(args.media_root) if args.media_root else Path(".")
+    root = Path(args.media_root) if args.media_root else Path(args.candidates).parent / "media"
     cands = read_candidates(args.candidates)
     reviewer = GeminiReviewer(args.model, rubric.name, [(c.key, c.hint) for c in rubric.criteria],
                               args.cache_dir, base_url=args.base_url, benchmark=rubric.benchmark,
@@ -190,8 +190,12 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     panel = ensure_panel(_url(cfg, args.url), cfg)
-    res = pull(panel.admin.client(), args.benchmark, args.round, get_rubric(args.rubric), panel,
-               log_dir=args.log_dir)
+    try:
+        res = pull(panel.admin.client(), args.benchmark, args.round, get_rubric(args.rubric), panel,
+                   log_dir=args.log_dir)
+    except ValueError as exc:  # no project / no push records: nothing was written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"{res.n_tasks} tasks, {res.n_annotations} annotations -> {len(res.decisions)} "
           f"decisions, {len(res.violations)} violations; written to {res.log_file}")
     for kind, n in sorted(Counter(v["kind"] for v in res.violations).items()):
@@ -297,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--round", default="gemini-first-round")
     g.add_argument("--cache-dir", default=".cache/gemini-reviewer")
     g.add_argument("--base-url", default=None, help="another server speaking the Gemini API")
-    g.add_argument("--media-root", default=None, help="media paths in the candidates are relative to")
+    g.add_argument("--media-root", default=None, help="folder the candidates' media paths are "
+                   "relative to (default: media/ beside the candidates file, as for push)")
     g.set_defaults(fn=cmd_gemini_review)
     a = sub.add_parser("audit", help="agreement report (Fleiss' κ, Cohen's κ vs the model rater)")
     a.add_argument("--log-dir", required=True, help="human decision log (from `pull`)")

@@ -14,9 +14,10 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
 - **What reviewers see is anchored outside Label Studio.** ``push`` writes a record per
   candidate version into the decision log (``decision_log.append_push``): the exact task data it
   created (every displayed field is derived from the content, whose sha256 the decisions carry),
-  the sha256 of each review medium, the task and project ids, the label config's hash. ``pull``
-  compares every task with its record, so an edited instruction, window text or video URL, a
-  replaced media file or an edited label config is a violation, not a silently counted approval.
+  the sha256 of each review medium, the task and project ids. ``pull`` compares every task with
+  its record and each project's label config and instructions with the ones the rubric
+  generates, so an edited instruction, window text or video URL, a replaced media file or an
+  edited label config is a violation, not a silently counted approval.
 - **Media live in the server's media store**: ``push`` copies (or hard-links) each medium into
   ``<server media root>/<benchmark>/<round>/<sha256[:16]>/<name>`` — content-addressed, so
   benchmarks and rounds coexist on one server, re-pushing restores a missing file, and a rebuild
@@ -32,7 +33,8 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
   ``task_modified``           task data differs from what push created (fields are named)
   ``media_modified``          a review medium's bytes differ from their sha256 at push, or it
                               is missing
-  ``project_modified``        the project's label config or instructions were edited
+  ``project_modified``        the project's label config or instructions differ from the
+                              rubric's (edited in Label Studio)
   ``cancelled``               a skipped task (no decision)
   ``author_not_in_panel``     ``completed_by`` is not a panel reviewer (admin, outsider)
   ``wrong_project``           a panel reviewer's decision in another reviewer's project
@@ -211,8 +213,15 @@ def store_dir(media_root: Path, benchmark: str, review_round: str) -> Path:
     return media_root / slug(benchmark) / slug(review_round)
 
 
+def _sha256(path: Path, cache: dict[Path, str]) -> str:
+    """sha256 of a file, once per push or pull (many candidates share one long video)."""
+    if path not in cache:
+        cache[path] = file_sha256(path)
+    return cache[path]
+
+
 def _store_media(path: str, media_dir: Path, media_root: Path, benchmark: str,
-                 review_round: str) -> dict[str, str]:
+                 review_round: str, cache: dict[Path, str]) -> dict[str, str]:
     """Copy (hard-link when possible) one medium into the media store; its store path and sha256."""
     if path.startswith(("http://", "https://")):
         raise ValueError(f"media {path!r}: review media must be local files (their bytes are "
@@ -221,10 +230,10 @@ def _store_media(path: str, media_dir: Path, media_root: Path, benchmark: str,
     src = (p if p.is_absolute() else media_dir / p).resolve()
     if not src.is_file():
         raise ValueError(f"media file {src} does not exist")
-    sha = file_sha256(src)
+    sha = _sha256(src, cache)
     rel = f"{slug(benchmark)}/{slug(review_round)}/{sha[:16]}/{src.name}"
     dst = media_root / rel
-    if not (dst.is_file() and file_sha256(dst) == sha):
+    if not (dst.is_file() and _sha256(dst, cache) == sha):
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
         tmp.unlink(missing_ok=True)
@@ -233,6 +242,7 @@ def _store_media(path: str, media_dir: Path, media_root: Path, benchmark: str,
         except OSError:  # another file system: copy
             shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
+        cache[dst] = sha
     return {"path": rel, "sha256": sha}
 
 
@@ -311,8 +321,9 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
 
     # 1. everything that can fail without a request: media, task data, the log's records
     prepared = []
+    hashes: dict[Path, str] = {}
     for c in candidates:
-        media = [_store_media(m, src_dir, root, benchmark, review_round) for m in c.media]
+        media = [_store_media(m, src_dir, root, benchmark, review_round, hashes) for m in c.media]
         prepared.append((c, media, task_data(benchmark, review_round, rubric, c,
                                              [media_url(m["path"]) for m in media])))
     recorded = _first_records(decision_log.read_pushes(log_dir, benchmark, review_round))
@@ -337,7 +348,7 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
                         f"{c.sample_id!r} version {c.version} is already in {project.title!r} with "
                         f"other content (sha256 {rec['content_hash'][:12]} != "
                         f"{c.content_hash[:12]}); a correction is version {c.version + 1}")
-                lost = _media_ok(rec)  # the given media restored the store unless they differ
+                lost = _bad_media(rec, hashes)  # the given media restored the store unless they differ
                 if lost:
                     raise ValueError(f"{c.sample_id!r} version {c.version}: its tasks show media "
                                      f"{lost}, which are gone from the media store, and the given "
@@ -389,8 +400,7 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
             "benchmark": benchmark, "review_round": review_round, "rubric": rubric.name,
             "sample_id": c.sample_id, "version": c.version, "task_type": c.task_type,
             "content_hash": c.content_hash, "media_root": str(root), "media": media,
-            "data": data, "label_config_sha256": _sha(config),
-            "instructions_sha256": _sha(rubric.instructions),
+            "data": data,
             "tasks": {rv: t for rv, t in mine.items() if t not in recorded},
             "projects": {rv: int(projects[rv].id) for rv in reviewers},
         })
@@ -449,12 +459,12 @@ def scrub_emails(text: str) -> str:
     return _EMAIL_RE.sub("[email]", text)
 
 
-def _media_ok(rec: dict[str, Any]) -> list[str]:
+def _bad_media(rec: dict[str, Any], cache: dict[Path, str]) -> list[str]:
     """The review media of a push record whose bytes are missing or differ from push time."""
     bad = []
     for m in rec["media"]:
         f = Path(rec["media_root"]) / m["path"]
-        if not f.is_file() or file_sha256(f) != m["sha256"]:
+        if not f.is_file() or _sha256(f, cache) != m["sha256"]:
             bad.append(m["path"])
     return bad
 
@@ -472,6 +482,10 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     if not projects:
         raise ValueError(f"no Label Studio project for {benchmark!r} round {review_round!r}")
     pushes = decision_log.read_pushes(log_dir, benchmark, review_round)
+    if not pushes:
+        raise ValueError(f"no push records of {benchmark!r} round {review_round!r} in {log_dir}: "
+                         "pull with the --log-dir the round was pushed with")
+    hashes: dict[Path, str] = {}
     by_task = {tid: (next(rv for rv, t in rec["tasks"].items() if int(t) == tid), rec)
                for tid, rec in _first_records(pushes).items()}  # the record that created it
     history = [d for d in decision_log.read(log_dir, current=False)
@@ -540,14 +554,15 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                 task_violation("task_modified", f"task data changed after push: {', '.join(changed)}; "
                                "push a new version instead of editing a task")
                 continue
-            bad_media = _media_ok(rec)
+            bad_media = _bad_media(rec, hashes)
             if bad_media:
                 task_violation("media_modified", f"review media changed or missing after push: "
                                f"{', '.join(bad_media)}")
                 continue
             if edited_project:
                 task_violation("project_modified", f"the project's {' and '.join(edited_project)} "
-                               "changed after push")
+                               "differ from the rubric's: edited in Label Studio (or pushed by "
+                               "another benchforge version: re-push to update the project)")
                 continue
             for a in anns:
                 author = _uid(a.get("completed_by"))

@@ -42,6 +42,13 @@ def test_media_served_with_auth_and_ranges(ls_env, panel, tmp_path):
         assert r.status_code == 200 and r.headers["content-type"] == "image/png"
         assert r.content == (ls_env.media_dir / "vsod" / "reference.png").read_bytes()
     assert httpx.get(panel.url + t.data["media_1"]).status_code == 401  # needs a login/token
+    # a store file gone (the dead link of a re-pushed round): re-pushing restores it
+    (ls_env.server.media_root / t.data["media_1"].split("?d=")[1]).unlink()
+    with panel.reviewers[2].http() as h:
+        assert h.get(t.data["media_1"]).status_code == 404
+        again = push_round(ls_env, panel, "proactivebench", "vsod-round-1", [c], PROACTIVEBENCH_VSOD,
+                           tmp_path / "log")
+        assert again.tasks == m.tasks and h.get(t.data["media_1"]).status_code == 200
 
     elsewhere = tmp_path / "other-state" / "media"  # another benchmark's pending state
     (elsewhere / "sv").mkdir(parents=True)

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from annotation.label_config import build_result, parse_result
 from annotation.routing import Candidate, pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
 from annotation.server import Member, SecretStore
-from core.media.video import probe_video, transcode_for_browser
-from pipelines.proready.review import review_candidate
+from core.media.video import probe_video
+from pipelines.proready.review import review_candidate, review_media
 from pipelines.streamvibe import review as sv_review
 from tests.support.browser import VIEWPORT, browser_context, chromium, login  # noqa: F401 (fixtures)
 from tests.support.label_studio import LSEnv, push_round
@@ -311,32 +312,40 @@ def test_streamvibe_review_in_browser(ls_env, panel, browser_context, videos, tm
 
 
 def _pr_item() -> dict[str, Any]:
-    """A ProReady-QA item over bikes.mp4 with one future-dependent question carrying markup."""
-    turn = {"turn_index": 0, "task_type": "ctd", "question": f"Which way will the riders turn? {SCRIPT}",
-            "answer": f"To the left. {STYLE}", "ask_time_s": 2.0, "t_s": 6.0, "t_e": 8.5,
-            "refers_to": -1, "dependency": "none", "cue": "riders", "coarse_start_s": 5.0,
-            "coarse_end_s": 9.0, "evidence_method": "native_cue", "generator": "template"}
-    return {"id": "ui-bikes.ctd-0", "version": 1, "task_type": "ctd", "video_id": "ui-bikes",
-            "video_sha256": "1" * 64, "video_fps": 25.0, "turns": [turn]}
+    """A ProReady-QA item over tree.avi (an AVI source, which no browser plays) with one
+    future-dependent question carrying markup."""
+    turn = {"turn_index": 0, "task_type": "ctd",
+            "question": f"When will something cover the tree? {SCRIPT}",
+            "answer": f"Now: a hand covers the top right. {STYLE}", "ask_time_s": 2.0, "t_s": 24.0,
+            "t_e": 27.0, "refers_to": -1, "dependency": "none", "cue": "hand", "coarse_start_s": 23.0,
+            "coarse_end_s": 28.0, "evidence_method": "native_cue", "generator": "template"}
+    return {"id": "ui-tree.ctd-0", "version": 1, "task_type": "ctd", "video_id": "ui-tree",
+            "video_file": "tree.avi", "video_sha256": "1" * 64, "video_fps": 15.0, "turns": [turn]}
 
 
 def test_proready_review_in_browser(ls_env, panel, browser_context, videos, tmp_path):  # noqa: F811
-    """ProReady-QA at 1366x768: decision on screen, turns with their real times (no 00:00:00
-    labels), VP9 webm review copy plays and seeks to t_s; r2 asks for a revision (key 2) with one
-    criterion and a comment, stored as r2's decision."""
+    """ProReady-QA at 1366x768 with the build's default review media (``review.media`` of
+    configs/proready.yaml: an H.264 copy of the AVI source — the source itself showed "error
+    rendering your video"): decision on screen, turns with their real times (no 00:00:00
+    labels), the video plays and seeks to t_s; r2 asks for a revision (key 2) with one criterion
+    and a comment, stored as r2's decision."""
     admin = panel.admin.client()
+    kind = yaml.safe_load((ROOT / "configs" / "proready.yaml").read_text())["review"]["media"]
+    item = _pr_item()
     media_dir = tmp_path / "media"
-    media = media_dir / "proready" / "ui-bikes.webm"
-    info = transcode_for_browser(videos / "bikes.mp4", media)  # what `--review-media webm` runs
-    assert info.duration_s == pytest.approx(10.0, abs=0.1)
-    line = review_candidate(_pr_item(), ["proready/ui-bikes.webm"])
+    paths, root = review_media(media_dir, [item], str(videos), kind)  # what the build runs
+    assert (kind, root, paths) == ("mp4", None, {"ui-tree": "proready/ui-tree.mp4"})
+    media = media_dir / paths["ui-tree"]
+    assert probe_video(media).duration_s == pytest.approx(probe_video(videos / "tree.avi").duration_s,
+                                                          abs=0.5)
+    line = review_candidate(item, [paths["ui-tree"]])
     c = Candidate(line["sample_id"], line["version"], line["task_type"], line["content"], line["media"])
     pushed = push_round(ls_env, panel, "proready", "ui-browser", [c], PROREADY, tmp_path / "log",
                         media_dir=media_dir)
     tid, pid = pushed.task_id("r2", c.key), pushed.projects["r2"]
     data = admin.tasks.get(id=str(tid)).data
     fps = float(data["fps"])
-    assert fps == 25.0  # the real frame rate of bikes.mp4 reaches the <Video> player
+    assert fps == 15.0  # the item's frame rate reaches the <Video> player
 
     r2 = panel.reviewer("r2")
     page, js_errors = _open_as(browser_context, ls_env, r2, pid, tid)
@@ -346,9 +355,10 @@ def test_proready_review_in_browser(ls_env, panel, browser_context, videos, tmp_
     _above_the_fold(page, _decision_labels(PROREADY))
     seen = _page_text(page)
     for text in ("Questions and answers (multi-turn)",
-                 f"Q0 [CTD] @ 2.0 s: Which way will the riders turn? {SCRIPT}",
-                 f"A0 (reference) @ 6.0 s: To the left. {STYLE}", "#1 [6.0 s \u2013 8.5 s]",
-                 "ask_time_s: 2.0 · coarse_end_s: 9.0", *[f"{k.label}: {k.hint}" for k in PROREADY.criteria]):
+                 f"Q0 [CTD] @ 2.0 s: When will something cover the tree? {SCRIPT}",
+                 f"A0 (reference) @ 24.0 s: Now: a hand covers the top right. {STYLE}",
+                 "#1 [24.0 s \u2013 27.0 s]", "ask_time_s: 2.0 · coarse_end_s: 28.0",
+                 *[f"{k.label}: {k.hint}" for k in PROREADY.criteria]):
         assert _has(seen, text), text
     assert "00:00:00 - 00:00:00" not in seen and '{"ask_time_s"' not in seen
     for markup in (SCRIPT, STYLE):
@@ -356,10 +366,10 @@ def test_proready_review_in_browser(ls_env, panel, browser_context, videos, tmp_
     assert page.evaluate("() => window.__bf_xss") is None
     shot("task-opened")
 
-    _seek_to_window(page, 0, 6.0)
+    _seek_to_window(page, 0, 24.0)
     shot("window-t_s")
     first = PROREADY.criteria[0]
-    comment = "t_e is too late: the riders have turned by 7.5 s."
+    comment = "t_e is too late: the hand has lifted by 26.0 s."
     _decide(page, "revise", [(first.label, "4")], comment, shot)
     assert js_errors == []
 
