@@ -14,10 +14,13 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
 - **What reviewers see is anchored outside Label Studio.** ``push`` writes a record per
   candidate version into the decision log (``decision_log.append_push``): the exact task data it
   created (every displayed field is derived from the content, whose sha256 the decisions carry),
-  the sha256 of each review medium, the task and project ids. ``pull`` compares every task with
-  its record and each project's label config and instructions with the ones the rubric
-  generates, so an edited instruction, window text or video URL, a replaced media file or an
-  edited label config is a violation, not a silently counted approval.
+  the sha256 of each review medium, the task and project ids, and the hash of each project's
+  label config and instructions as push created them (an existing project's are never changed:
+  a round keeps the page its reviewers started with). ``pull`` compares every task and project
+  with its record, so an edited instruction, window text or video URL, a replaced media file or
+  an edited label config is a violation, not a silently counted approval — and stays one: once a
+  pull found a task or its project changed, no decision on that task counts, even after the
+  change is undone (what its reviewer saw is unknown). A new version is the remedy.
 - **Media live in the server's media store**: ``push`` copies (or hard-links) each medium into
   ``<server media root>/<benchmark>/<round>/<sha256[:16]>/<name>`` — content-addressed, so
   benchmarks and rounds coexist on one server, re-pushing restores a missing file, and a rebuild
@@ -33,8 +36,7 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
   ``task_modified``           task data differs from what push created (fields are named)
   ``media_modified``          a review medium's bytes differ from their sha256 at push, or it
                               is missing
-  ``project_modified``        the project's label config or instructions differ from the
-                              rubric's (edited in Label Studio)
+  ``project_modified``        the project's label config or instructions were edited after push
   ``cancelled``               a skipped task (no decision)
   ``author_not_in_panel``     ``completed_by`` is not a panel reviewer (admin, outsider)
   ``wrong_project``           a panel reviewer's decision in another reviewer's project
@@ -92,6 +94,8 @@ VIOLATION_KINDS = (
 # Label Studio stamps created_at and updated_at a few microseconds apart when an annotation is
 # created (measured, docs/label_studio.md); an updated_at later than this is an edit.
 EDIT_GRACE_S = 2.0
+# Violations that void a task for good: what its reviewer was shown is no longer known.
+TAINTING = ("task_modified", "media_modified", "project_modified")
 
 
 @dataclass(frozen=True)
@@ -317,7 +321,6 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
         raise ValueError("no reviewers to push to")
     root = Path(media_root).expanduser().resolve()
     src_dir = Path(media_dir).expanduser().resolve() if media_dir else root
-    config = build_label_config(rubric)
 
     # 1. everything that can fail without a request: media, task data, the log's records
     prepared = []
@@ -326,10 +329,17 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
         media = [_store_media(m, src_dir, root, benchmark, review_round, hashes) for m in c.media]
         prepared.append((c, media, task_data(benchmark, review_round, rubric, c,
                                              [media_url(m["path"]) for m in media])))
-    recorded = _first_records(decision_log.read_pushes(log_dir, benchmark, review_round))
+    earlier = decision_log.read_pushes(log_dir, benchmark, review_round)
+    recorded, pages = _first_records(earlier), _project_pages(earlier)
+    generated = {"label_config_sha256": _sha(build_label_config(rubric)),
+                 "instructions_sha256": _sha(rubric.instructions)}
     projects = find_projects(client, benchmark, review_round)
     existing: dict[str, dict[tuple[str, int], int]] = {}
     for rv, project in projects.items():
+        if _page(project) != pages.get(int(project.id), generated):
+            raise ValueError(f"the label config or instructions of {project.title!r} are not the "
+                             f"ones its push recorded in {log_dir} (edited after push, or made by "
+                             "another tool); decisions there are void — push to a new round")
         existing[rv] = {}
         for t in export_tasks(client, project.id):
             d = t.get("data", {})
@@ -365,8 +375,6 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
                 project = _create_project(client, benchmark, review_round, rv, rubric)
                 created_projects.append(project.id)
                 projects[rv] = project
-            elif project.label_config != config:
-                client.projects.update(id=project.id, label_config=config)
             store = store_dir(root, benchmark, review_round)
             store.mkdir(parents=True, exist_ok=True)
             _ensure_storage(client, project.id, store)
@@ -390,6 +398,7 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
         raise PushError(f"push of {benchmark} / {review_round} failed: {_api_message(exc)}; "
                         f"{undone}") from None
 
+    page = {rv: pages.get(int(projects[rv].id)) or _page(projects[rv]) for rv in reviewers}
     records = []
     for c, media, data in prepared:
         mine = {rv: tasks[rv][c.key] for rv in reviewers}
@@ -403,10 +412,26 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
             "data": data,
             "tasks": {rv: t for rv, t in mine.items() if t not in recorded},
             "projects": {rv: int(projects[rv].id) for rv in reviewers},
+            "pages": page,
         })
     log_file = decision_log.append_push(log_dir, records, benchmark=benchmark,
                                         review_round=review_round)
     return PushResult(tasks, {rv: int(projects[rv].id) for rv in reviewers}, log_file)
+
+
+def _page(project: Any) -> dict[str, str]:
+    """What a project shows around every task: the hashes of its label config and instructions."""
+    return {"label_config_sha256": _sha(project.label_config or ""),
+            "instructions_sha256": _sha(project.expert_instruction or "")}
+
+
+def _project_pages(pushes: list[dict[str, Any]]) -> dict[int, dict[str, str]]:
+    """project id -> its page as the push that created it recorded it."""
+    out: dict[int, dict[str, str]] = {}
+    for rec in pushes:
+        for rv, pid in rec["projects"].items():
+            out.setdefault(int(pid), rec["pages"][rv])
+    return out
 
 
 def _first_records(pushes: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -492,7 +517,10 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                if d["benchmark"] == benchmark and d["review_round"] == review_round
                and d["rater_kind"] == "human"]
     approved_before = {int(d["source_annotation_id"]) for d in history if d["decision"] == "approve"}
-    config_sha, instr_sha = _sha(build_label_config(rubric)), _sha(rubric.instructions)
+    pages = _project_pages(pushes)
+    tainted = {int(v["task_id"]): v["kind"] for v in decision_log.read_violations(log_dir, current=False)
+               if v["benchmark"] == benchmark and v["review_round"] == review_round
+               and v["kind"] in TAINTING}
 
     def who(uid: int | None) -> str:
         if uid is None:
@@ -520,9 +548,10 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
         tasks = export_tasks(client, project.id)
         n_tasks += len(tasks)
         owner = owner_of.get(rv)
-        edited_project = [what for what, have, want in (
-            ("label config", _sha(project.label_config or ""), config_sha),
-            ("instructions", _sha(project.expert_instruction or ""), instr_sha)) if have != want]
+        want = pages.get(int(project.id), {})
+        edited_project = [what for what, key in (("label config", "label_config_sha256"),
+                                                 ("instructions", "instructions_sha256"))
+                          if _page(project)[key] != want.get(key)]
         for t in tasks:
             tid = int(t["id"])
             d = t.get("data", {})
@@ -561,8 +590,12 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                 continue
             if edited_project:
                 task_violation("project_modified", f"the project's {' and '.join(edited_project)} "
-                               "differ from the rubric's: edited in Label Studio (or pushed by "
-                               "another benchforge version: re-push to update the project)")
+                               "changed after push")
+                continue
+            if tid in tainted:
+                task_violation(tainted[tid], "an earlier pull found this task or its project "
+                               "changed after push; what its reviewer saw is unknown, so no decision "
+                               "on it counts, even after the change was undone: push a new version")
                 continue
             for a in anns:
                 author = _uid(a.get("completed_by"))

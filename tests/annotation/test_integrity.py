@@ -66,6 +66,7 @@ def test_editing_what_reviewers_see_is_reported(ls_env, panel, tmp_path, field):
         swapped = other.with_name("other.webm")
         swapped.write_bytes(other.read_bytes() + b"\0")
         data[field] = data[field].replace(other.name, swapped.name)
+    original = dict(admin.tasks.get(id=str(tid)).data)
     admin.tasks.update(id=str(tid), data=data)
     res = pull(admin, BENCH, f"patch-{field}", STREAMVIBE, panel, log_dir=log)
     bad = [v for v in res.violations if v["kind"] == "task_modified"]
@@ -73,27 +74,50 @@ def test_editing_what_reviewers_see_is_reported(ls_env, panel, tmp_path, field):
     assert bad[0]["detail"].startswith(f"task data changed after push: {field}")
     assert [d["reviewer"] for d in res.decisions] == ["r1", "r2", "r4"]
     assert _state(log) == "violation"
+    # undoing the edit does not make r3's decision count: what r3 saw is unknown
+    admin.tasks.update(id=str(tid), data=original)
+    res = pull(admin, BENCH, f"patch-{field}", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["task_id"]) for v in res.violations] == [("task_modified", tid)]
+    assert "even after the change was undone" in res.violations[0]["detail"]
+    assert _state(log) == "violation"
 
 
-def test_replaced_media_file_and_edited_label_config_are_reported(ls_env, panel, tmp_path):
+def test_replaced_media_file_is_reported_and_stays_void(ls_env, panel, tmp_path):
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "media-config", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "media", [_cand()], STREAMVIBE, log)
     decide(panel, pushed, KEY, FOUR, ALL)
     rec = decision_log.read_pushes(log)[0]
     stored = Path(rec["media_root"]) / rec["media"][0]["path"]
     original = stored.read_bytes()
     stored.write_bytes(original[:-1] + b"\0")  # the file the server serves, replaced in place
-    res = pull(admin, BENCH, "media-config", STREAMVIBE, panel, log_dir=log)
+    res = pull(admin, BENCH, "media", STREAMVIBE, panel, log_dir=log)
     assert {v["kind"] for v in res.violations} == {"media_modified"} and res.decisions == []
     stored.write_bytes(original)
+    res = pull(admin, BENCH, "media", STREAMVIBE, panel, log_dir=log)
+    assert {v["kind"] for v in res.violations} == {"media_modified"} and res.decisions == []
+    assert _state(log) == "violation"
+
+
+def test_edited_label_config_is_reported_and_push_refuses_the_project(ls_env, panel, tmp_path):
+    """An edited page (here: the criteria made optional-looking in r2's project) voids r2's
+    decisions there for good, and a re-push to that round is refused."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+    decide(panel, pushed, KEY, FOUR, ALL)
     project = pushed.projects["r2"]
     config = admin.projects.get(id=project).label_config
     admin.projects.update(id=project, label_config=config.replace(
         '<Header value="Criteria that hold', '<Header value="Criteria (optional)'))
-    res = pull(admin, BENCH, "media-config", STREAMVIBE, panel, log_dir=log)
+    res = pull(admin, BENCH, "config", STREAMVIBE, panel, log_dir=log)
     assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
     assert _state(log) == "violation"
+    with pytest.raises(ValueError, match="edited after push"):
+        push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+    admin.projects.update(id=project, label_config=config)
+    res = pull(admin, BENCH, "config", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
 
 
 def test_deleting_another_reviewers_reject_is_reported_and_it_still_counts(ls_env, panel, tmp_path):
