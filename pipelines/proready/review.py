@@ -8,8 +8,8 @@ of :mod:`annotation.rubrics`; routing, the integrity checks of pulled decisions,
 and the approval rule are :mod:`annotation.routing`, :mod:`annotation.decision_log` and
 :mod:`annotation.approval` — this module only adapts ProReady items to them:
 
-* :func:`review_content` — the complete review unit shown to reviewers (turns as paragraphs with
-  their ask time, the evidence windows as JSON); its hash is the item's ``content_hash``.
+* :func:`review_content` — the complete review unit shown to reviewers (questions and reference
+  answers with their times, the evidence windows); its hash is the item's ``content_hash``.
 * :func:`review_candidate` — one line of the JSONL ``python -m annotation.cli push`` reads.
 * :func:`apply_corrections` — a correction (JSONL: ``sample_id``, ``version``, ``turns``) is a new
   version n+1 of the item, re-validated like a generated candidate; its earlier approvals no
