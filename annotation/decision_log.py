@@ -41,7 +41,8 @@ _META_KEY = b"benchforge_pull"
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def _slug(s: str) -> str:
+def slug(s: str) -> str:
+    """A name safe in file names (log files, the media store's round folders)."""
     return _SLUG.sub("-", s).strip("-")[:60] or "x"
 
 
@@ -78,7 +79,7 @@ def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, bench
     (log / "decisions").mkdir(parents=True, exist_ok=True)
     (log / "violations").mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
-    stem = (f"{now:%Y%m%dT%H%M%S%fZ}-{_slug(benchmark)}-{_slug(review_round)}-"
+    stem = (f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-"
             f"{secrets.token_hex(3)}")
     table = to_table(decisions, {"benchmark": benchmark, "review_round": review_round,
                                  "pulled_at": now.isoformat()})
@@ -97,7 +98,7 @@ def append_push(log_dir: str | Path, records: Iterable[Mapping[str, Any]], *, be
     log = Path(log_dir)
     (log / "pushes").mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
-    path = log / "pushes" / (f"{now:%Y%m%dT%H%M%S%fZ}-{_slug(benchmark)}-{_slug(review_round)}-"
+    path = log / "pushes" / (f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-"
                              f"{secrets.token_hex(3)}.jsonl")
     write_atomic(path, "".join(json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True) + "\n"
                                for r in records))

@@ -85,7 +85,6 @@ __all__ = ["Candidate", "PullResult", "PushError", "PushResult", "content_hash",
 
 MARKER = "benchforge-review:"  # project description prefix; identifies our projects
 _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 VIOLATION_KINDS = (
     "foreign_task", "task_deleted", "task_modified", "media_modified", "project_modified",
     "cancelled", "author_not_in_panel", "wrong_project", "written_by_other", "invalid_value",
@@ -154,10 +153,6 @@ class PullResult:
 # --------------------------------------------------------------------------------------------
 
 
-def slug(s: str) -> str:
-    return _SLUG.sub("-", s).strip("-")[:60] or "x"
-
-
 def project_title(benchmark: str, review_round: str, reviewer: str) -> str:
     return f"{benchmark} / {review_round} / {reviewer}"
 
@@ -191,11 +186,6 @@ def find_projects(client: Any, benchmark: str, review_round: str) -> dict[str, A
     return out
 
 
-def find_project(client: Any, benchmark: str, review_round: str, reviewer: str) -> Any | None:
-    """One reviewer's project of (benchmark, round), or None."""
-    return find_projects(client, benchmark, review_round).get(reviewer)
-
-
 def _create_project(client: Any, benchmark: str, review_round: str, reviewer: str,
                     rubric: Rubric) -> Any:
     """One reviewer's project: every task decided once, by that reviewer; no skip button."""
@@ -214,7 +204,7 @@ def _sha(text: str) -> str:
 
 def store_dir(media_root: Path, benchmark: str, review_round: str) -> Path:
     """The round's folder of the server's media store (a subdirectory, as Label Studio needs)."""
-    return media_root / slug(benchmark) / slug(review_round)
+    return media_root / decision_log.slug(benchmark) / decision_log.slug(review_round)
 
 
 def _sha256(path: Path, cache: dict[Path, str]) -> str:
@@ -235,7 +225,7 @@ def _store_media(path: str, media_dir: Path, media_root: Path, benchmark: str,
     if not src.is_file():
         raise ValueError(f"media file {src} does not exist")
     sha = _sha256(src, cache)
-    rel = f"{slug(benchmark)}/{slug(review_round)}/{sha[:16]}/{src.name}"
+    rel = f"{decision_log.slug(benchmark)}/{decision_log.slug(review_round)}/{sha[:16]}/{src.name}"
     dst = media_root / rel
     if not (dst.is_file() and _sha256(dst, cache) == sha):
         dst.parent.mkdir(parents=True, exist_ok=True)

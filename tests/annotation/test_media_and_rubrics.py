@@ -13,7 +13,7 @@ import pytest
 
 from annotation import cli
 from annotation.label_config import build_result
-from annotation.routing import Candidate, PushError, find_project, find_projects, pull, push
+from annotation.routing import Candidate, PushError, find_projects, pull, push
 from annotation.rubrics import PROACTIVEBENCH_VSOD, PROREADY, STREAMVIBE
 from tests.support.label_studio import panel_yaml, push_round
 
@@ -114,7 +114,7 @@ def test_proready_rubric_round_trip_and_escaping(ls_env, panel, tmp_path):
         "evidence": [{"question": 0, "t_s": 41.0, "t_e": 44.5}],
     }, ["streamvibe/clip.webm"])
     m = push_round(ls_env, panel, "proready", "qa-round-1", [c], PROREADY, tmp_path / "log")
-    project = find_project(admin, "proready", "qa-round-1", "r1")
+    project = find_projects(admin, "proready", "qa-round-1")["r1"]
     assert evil not in project.label_config and "<script>" not in project.label_config
     data = admin.tasks.get(id=str(m.task_id("r1", ("pr-1", 1)))).data
     assert data["show_turns"] == (f"user @ 30.0 s: What will the man do? {evil}\n"
