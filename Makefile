@@ -70,10 +70,12 @@ clean:
 	rm -rf $(OUT) demo_corpus
 
 # ProReady-QA (StreamReady paper): builds candidates and stops at "pending review" until decisions exist.
+# REVIEW_MEDIA=mp4|webm|source overrides review.media of the config (mp4: H.264 copies).
 PR_CONFIG ?= configs/proready.yaml
 PR_VERSION = $(shell sed -n 's/^version: *\([0-9.]*\).*/\1/p' $(PR_CONFIG))
 DECISIONS ?=
 CORRECTIONS ?=
+REVIEW_MEDIA ?=
 .PHONY: build-proready demo-release-proready
 build-proready: venv
 	@bash scripts/setup_system.sh video
@@ -81,7 +83,7 @@ build-proready: venv
 	  bash scripts/fetch_videos.sh >/dev/null && $(PY) scripts/make_proready_demo.py corpus --out demo_corpus; fi
 	$(strip $(BENCHFORGE) build proready --config $(PR_CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
 	  $(if $(DECISIONS),--decisions $(DECISIONS),) $(if $(CORRECTIONS),--corrections $(CORRECTIONS),) \
-	  $(RUNNER_ARGS) $(BEAM_ARGS))
+	  $(if $(REVIEW_MEDIA),--review-media $(REVIEW_MEDIA),) $(RUNNER_ARGS) $(BEAM_ARGS))
 
 # Demo only: scripted four-reviewer decisions (the card says DEMO), then the release.
 demo-release-proready: build-proready

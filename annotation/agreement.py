@@ -435,6 +435,7 @@ class AgreementAudit:
     per_type: dict[str, ScopeStats]
     ignored: dict[str, int]
     incomplete_ids: list[str]
+    unreviewed_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
@@ -569,12 +570,17 @@ def audit(
     global_seed: int | str = 0,
     n_boot: int = 2000,
     level: float = 0.95,
+    candidates: Mapping[str, str] | None = None,
 ) -> AgreementAudit:
     """Agreement audit of REVIEW_DECISION rows, per task type and overall (App. B.3).
 
     ``decisions`` may hold the whole decision log: :func:`first_round` selects version-1 first
     decisions. Candidates missing a panel member's decision are excluded from the statistics
     (Fleiss' κ needs the same raters on every candidate) and listed in ``incomplete_ids``.
+    ``candidates`` (sample id -> task type) is the frozen version-1 candidate set — the push
+    records know it, the decisions alone do not: candidates in it that nobody decided are
+    counted as incomplete in their task type and listed in ``unreviewed_ids``, so a round that
+    left candidates unreviewed cannot look complete.
     ``population="retained_only"`` declares that the rows cover retained samples only; κ is then
     undefined by construction (App. B.3) while counts and distributions are still reported.
     """
@@ -586,10 +592,12 @@ def audit(
         raise ValueError("n_boot must be >= 1")
     categories = list(BINARY_CATEGORIES if scheme == "binary" else DECISIONS)
     fr = first_round(decisions, panel, model_rater)
-    all_ids = sorted(fr.human)
+    unreviewed = sorted(set(candidates or {}) - set(fr.human))
+    all_ids = sorted(set(fr.human) | set(unreviewed))
+    types = {**{s: str(t) for s, t in (candidates or {}).items()}, **fr.task_type}
     by_type: dict[str, list[str]] = {}
     for s in all_ids:
-        by_type.setdefault(fr.task_type[s], []).append(s)
+        by_type.setdefault(types[s], []).append(s)
     args = (fr, scheme, categories, population, global_seed, n_boot, level)
     # Seed keys keep a task type literally named "overall" from sharing the overall resamples.
     per_type = {t: _scope_stats(t, f"type/{t}", ids, *args) for t, ids in sorted(by_type.items())}
@@ -607,4 +615,5 @@ def audit(
         per_type=per_type,
         ignored=dict(sorted(fr.ignored.items())),
         incomplete_ids=fr.incomplete(),
+        unreviewed_ids=unreviewed,
     )

@@ -2,9 +2,17 @@
 
 - A candidate is *approved* only when all ``panel_size`` (four) human reviewers approve the same
   — its latest — version. Three approvals are insufficient.
-- Any "require revision" on the latest version ⇒ *needs_correction* (correct, then all four
-  re-review version n+1). Any "reject" ⇒ *excluded* (unresolvable ambiguity or insufficient
-  evidence is excluded, never given a guessed reference). Otherwise *pending*.
+- Any non-approval on a version is final for that version: a "require revision" ⇒
+  *needs_correction* (correct, then all four re-review version n+1), a "reject" ⇒ *excluded*
+  (unresolvable ambiguity or insufficient evidence is excluded, never given a guessed reference).
+  Why final: the paper's rule is that an objection leads to a correction reviewed again by all
+  four; if a reviewer could turn "revise" into "approve" on the same version, an objection would
+  be withdrawn without a correction and without the other three seeing it again. So the rule reads
+  the *full history* of pulled decisions, not the latest state of each annotation — which also
+  keeps a deleted objection in force (the deletion itself is a violation, ``routing.pull``).
+- A version with standing integrity violations (the latest pull of its round reported one, e.g. a
+  task edited after push or a deleted decision) is never approved: state *violation* unless an
+  objection already decides it; the violations are carried for the release's filtered reasons.
 - Approvals of older versions never count: only decisions on the latest version known for the
   sample are looked at, and a newer pushed version without decisions makes the sample pending.
 - Model raters (the Gemini reviewer) are an agreement audit, not reviewers: ignored here.
@@ -20,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-STATES = ("approved", "needs_correction", "excluded", "pending")
+STATES = ("approved", "needs_correction", "excluded", "violation", "pending")
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,7 @@ class Status:
     content_hash: str
     approvals: tuple[str, ...] = ()
     objections: tuple[tuple[str, str], ...] = ()  # (reviewer, "revise" | "reject")
+    violations: tuple[str, ...] = ()  # "kind: detail" of the standing violations on ``version``
 
     @property
     def releasable(self) -> bool:
@@ -42,46 +51,49 @@ class ReleaseBlocked(ValueError):
 
 
 def statuses(decisions: Iterable[Mapping[str, Any]], panel_size: int = 4,
-             latest_versions: Mapping[str, int] | None = None) -> dict[str, Status]:
-    """Status per sample id from ``REVIEW_DECISION`` records (already integrity-checked by
-    ``routing.pull``; violations never reach here).
+             latest_versions: Mapping[str, int] | None = None,
+             violations: Iterable[Mapping[str, Any]] = ()) -> dict[str, Status]:
+    """Status per sample id from ``REVIEW_DECISION`` records — every decision state ever pulled
+    (``decision_log.read(..., current=False)``), already integrity-checked by ``routing.pull`` —
+    and the standing violation records (``decision_log.read_violations``).
 
     ``latest_versions`` (sample id -> newest pushed version) lets a freshly pushed correction
-    with no decisions yet show as pending instead of inheriting its predecessor's objections.
-    If one reviewer has several decisions on one version (e.g. the version sat in two rounds),
-    the most recent one (``created_at``) is theirs."""
+    with no decisions yet show as pending instead of inheriting its predecessor's objections."""
     by_sample: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for d in decisions:
         if d.get("rater_kind", "human") != "human":
             continue
         by_sample[str(d["sample_id"])][int(d["version"])].append(d)
+    standing: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for v in violations:
+        standing[(str(v["sample_id"]), int(v["version"]))].add(f"{v['kind']}: {v['detail']}")
     out: dict[str, Status] = {}
     for sid in sorted(set(by_sample) | set(latest_versions or {})):
         versions = by_sample.get(sid, {})
         latest = max([*versions, (latest_versions or {}).get(sid, 0)])
         recs = versions.get(latest, [])
-        if not recs:
-            out[sid] = Status(sid, "pending", latest, "")
-            continue
+        viol = tuple(sorted(standing.get((sid, latest), ())))
         hashes = {str(r["content_hash"]) for r in recs}
         if len(hashes) > 1:
             raise ValueError(f"sample {sid!r} version {latest} was reviewed with "
                              f"{len(hashes)} different content hashes; versions must be immutable")
-        mine: dict[str, Mapping[str, Any]] = {}
-        for r in sorted(recs, key=lambda r: str(r.get("created_at", ""))):
-            mine[str(r["reviewer"])] = r  # latest per reviewer wins
-        approvals = tuple(sorted(rv for rv, r in mine.items() if r["decision"] == "approve"))
-        objections = tuple(sorted((rv, str(r["decision"])) for rv, r in mine.items()
-                                  if r["decision"] != "approve"))
+        objections = tuple(sorted({(str(r["reviewer"]), str(r["decision"])) for r in recs
+                                   if r["decision"] != "approve"}))
+        objecting = {rv for rv, _ in objections}
+        approvals = tuple(sorted({str(r["reviewer"]) for r in recs if r["decision"] == "approve"}
+                                 - objecting))
         if any(dec == "reject" for _, dec in objections):
             state = "excluded"
         elif objections:
             state = "needs_correction"
+        elif viol:
+            state = "violation"
         elif len(approvals) >= panel_size:
             state = "approved"
         else:
             state = "pending"
-        out[sid] = Status(sid, state, latest, hashes.pop(), approvals, objections)
+        out[sid] = Status(sid, state, latest, hashes.pop() if hashes else "", approvals,
+                          objections, viol)
     return out
 
 

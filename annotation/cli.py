@@ -2,11 +2,17 @@
 
     python -m annotation.cli server start|stop|status [--data-dir D] [--port P] [--media-root M]
     python -m annotation.cli panel ensure
-    python -m annotation.cli push --benchmark B --round R --rubric NAME --candidates FILE.jsonl
+    python -m annotation.cli push --benchmark B --round R --rubric NAME --candidates FILE.jsonl \
+        --log-dir DIR [--media-dir D]
     python -m annotation.cli pull --benchmark B --round R --rubric NAME --log-dir DIR
-    python -m annotation.cli status --log-dir DIR
+    python -m annotation.cli status --log-dir DIR [--benchmark B]
     python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
-    python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR]
+    python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR] [--benchmark B]
+
+``--data-dir`` names the server (default: ``server.data_dir`` of configs/review_panel.yaml);
+push and pull find the running server of that data dir and its media root. The decision log
+(``--log-dir``) holds what was pushed, every pull and its violations: push, pull, status, audit
+and the release build all read the same folder.
 
 Nothing here prints a token, password, invite link or e-mail address (design.md §Conventions): the panel is
 shown by pseudonym and user id only.
@@ -49,10 +55,25 @@ def _server(cfg: PanelConfig) -> LabelStudioServer:
 def _url(cfg: PanelConfig, url: str | None) -> str:
     if url:
         return url
+    return _running(cfg).url
+
+
+def _running(cfg: PanelConfig) -> LabelStudioServer:
     srv = _server(cfg)
     if not srv.running_pid():
-        raise LabelStudioError(f"no running server for {cfg.data_dir}; run `server start` first")
-    return srv.url
+        raise LabelStudioError(f"no running server for {cfg.data_dir}; run `server start "
+                               f"--data-dir {cfg.data_dir}` first")
+    return srv
+
+
+def _media_root(cfg: PanelConfig, args: argparse.Namespace) -> Path:
+    """The document root of the server push writes media for: the running server's own (from
+    its PID file), or ``--media-root`` when the server is given by ``--url``."""
+    if args.url:
+        if not args.media_root:
+            raise LabelStudioError("with --url, give the server's --media-root as well")
+        return Path(args.media_root).expanduser().resolve()
+    return _running(cfg).media_root
 
 
 def cmd_server(args: argparse.Namespace) -> int:
@@ -102,15 +123,27 @@ def read_candidates(path: str) -> list[Any]:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from annotation.routing import push
+    """Push a candidates file into every reviewer's project of the round; media paths in it are
+    relative to ``--media-dir`` (default: ``media/`` beside the candidates file, where the
+    builds' pending-review state keeps them)."""
+    from annotation.routing import PushError, push
     from annotation.rubrics import get_rubric
 
     cfg = _config(args)
+    root = _media_root(cfg, args)
     panel = ensure_panel(_url(cfg, args.url), cfg)
     cands = read_candidates(args.candidates)
-    m = push(panel.admin.client(), args.benchmark, args.round, cands, get_rubric(args.rubric),
-             args.media_root or cfg.media_root, panel_size=panel.size)
-    print(f"{len(m)} candidate versions in project {args.benchmark!r} / {args.round!r}")
+    media_dir = Path(args.media_dir) if args.media_dir else Path(args.candidates).parent / "media"
+    try:
+        res = push(panel.admin.client(), args.benchmark, args.round, cands, get_rubric(args.rubric),
+                   reviewers=[m.pseudonym for m in panel.reviewers], media_root=root,
+                   media_dir=media_dir, log_dir=args.log_dir)
+    except (PushError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(cands)} candidate versions in {len(res.projects)} reviewer projects "
+          f"{args.benchmark!r} / {args.round!r} / {', '.join(res.projects)}; media in "
+          f"{root}; push record {res.log_file}")
     return 0
 
 
@@ -123,7 +156,7 @@ def cmd_gemini_review(args: argparse.Namespace) -> int:
     from annotation.rubrics import get_rubric
 
     rubric = get_rubric(args.rubric)
-    root = Path(args.media_root) if args.media_root else Path(".")
+    root = Path(args.media_root) if args.media_root else Path(args.candidates).parent / "media"
     cands = read_candidates(args.candidates)
     reviewer = GeminiReviewer(args.model, rubric.name, [(c.key, c.hint) for c in rubric.criteria],
                               args.cache_dir, base_url=args.base_url, benchmark=rubric.benchmark,
@@ -137,56 +170,87 @@ def cmd_gemini_review(args: argparse.Namespace) -> int:
     return 0 if not failures else 3
 
 
-def cmd_pull(args: argparse.Namespace) -> int:
+def _review_state(log_dir: str, benchmark: str | None, panel_size: int) -> dict[str, Any]:
+    """Statuses from the log's full history, its latest pushed versions and standing violations
+    (``annotation.approval``)."""
+    from annotation import decision_log
     from annotation.approval import statuses
+
+    def mine(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in rows if benchmark is None or r["benchmark"] == benchmark]
+
+    return statuses(mine(decision_log.read(log_dir, current=False)), panel_size=panel_size,
+                    latest_versions=decision_log.latest_pushed(log_dir, benchmark),
+                    violations=mine(decision_log.read_violations(log_dir)))
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
     from annotation.routing import pull
     from annotation.rubrics import get_rubric
 
     cfg = _config(args)
     panel = ensure_panel(_url(cfg, args.url), cfg)
-    res = pull(panel.admin.client(), args.benchmark, args.round, get_rubric(args.rubric), panel,
-               log_dir=args.log_dir)
-    st = statuses(res.decisions, panel_size=panel.size)
+    try:
+        res = pull(panel.admin.client(), args.benchmark, args.round, get_rubric(args.rubric), panel,
+                   log_dir=args.log_dir)
+    except ValueError as exc:  # no project / no push records: nothing was written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"{res.n_tasks} tasks, {res.n_annotations} annotations -> {len(res.decisions)} "
           f"decisions, {len(res.violations)} violations; written to {res.log_file}")
     for kind, n in sorted(Counter(v["kind"] for v in res.violations).items()):
         print(f"  violation {kind}: {n}")
+    st = _review_state(args.log_dir, args.benchmark, panel.size)
     for state, n in sorted(Counter(s.state for s in st.values()).items()):
         print(f"  {state}: {n}")
+    waiting = {k: v for k, v in res.awaiting.items() if st.get(k[0]) and st[k[0]].version == k[1]}
+    print(f"  not yet decided by every reviewer: {len(waiting)}")
+    for (sid, ver), missing in list(waiting.items())[:20]:
+        print(f"    {sid} v{ver}: waiting for {', '.join(missing)}")
+    if len(waiting) > 20:
+        print(f"    … {len(waiting) - 20} more (`status --log-dir {args.log_dir}`)")
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from annotation import decision_log
-    from annotation.approval import statuses
-
-    st = statuses(decision_log.read(args.log_dir), panel_size=args.panel_size)
+    """One line per candidate: its latest version (pushed corrections included), state,
+    approvals, objections and standing violations."""
+    st = _review_state(args.log_dir, args.benchmark, args.panel_size)
     for s in st.values():
         print(f"{s.sample_id}\tv{s.version}\t{s.state}\tapprove={','.join(s.approvals)}\t"
-              f"objections={','.join(f'{r}:{d}' for r, d in s.objections)}")
+              f"objections={','.join(f'{r}:{d}' for r, d in s.objections)}"
+              + (f"\tviolations={'; '.join(s.violations)}" if s.violations else ""))
     return 0
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Agreement audit of the first-round decisions in a decision log (StreamVibe App. B.3),
-    optionally with the Gemini reviewer's decisions, written as Markdown + HTML + plots."""
+    """Agreement audit of the first-round decisions in a decision log (StreamVibe App. B.3):
+    every decision ever pulled (the first one per reviewer on version 1 is selected), the frozen
+    candidate set from the push records (candidates nobody decided are listed), optionally the
+    Gemini reviewer's decisions; written as Markdown + HTML + plots."""
     from annotation import decision_log
     from annotation.agreement import audit
     from annotation.report import write_agreement_report
 
-    decisions = decision_log.read(args.log_dir)
+    decisions = [r for r in decision_log.read(args.log_dir, current=False)
+                 if args.benchmark is None or r["benchmark"] == args.benchmark]
+    frozen = {r["sample_id"]: r["task_type"] for r in decision_log.read_pushes(args.log_dir, args.benchmark)
+              if int(r["version"]) == 1}
     model_rater = None
     if args.model_log:
-        model_rows = decision_log.read(args.model_log)
+        model_rows = decision_log.read(args.model_log, current=False)
         raters = sorted({r["reviewer"] for r in model_rows if r["rater_kind"] == "model"})
         if len(raters) != 1:
             raise LabelStudioError(f"{args.model_log}: expected one model rater, found {raters}")
         model_rater = raters[0]
         decisions += model_rows
     panel = [f"r{i}" for i in range(1, args.panel_size + 1)]
-    result = audit(decisions, panel, model_rater, global_seed=args.seed)
+    result = audit(decisions, panel, model_rater, global_seed=args.seed, candidates=frozen or None)
     for path in write_agreement_report(result, args.out):
         print(path)
+    if result.unreviewed_ids:
+        print(f"{len(result.unreviewed_ids)} candidates without any first-round decision: "
+              + ", ".join(result.unreviewed_ids[:20]) + (" …" if len(result.unreviewed_ids) > 20 else ""))
     return 0
 
 
@@ -216,14 +280,17 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--benchmark", required=True)
         q.add_argument("--round", required=True)
         q.add_argument("--rubric", required=True)
+        q.add_argument("--log-dir", required=True,
+                       help="the review's decision log (push records, pulls, violations)")
         if name == "push":
             q.add_argument("--candidates", required=True, help="JSON lines: sample_id, version, "
                            "task_type, content, media")
-        else:
-            q.add_argument("--log-dir", required=True)
+            q.add_argument("--media-dir", help="folder the candidates' media paths are relative "
+                           "to (default: media/ beside the candidates file)")
         q.set_defaults(fn=fn)
     t = sub.add_parser("status")
     t.add_argument("--log-dir", required=True)
+    t.add_argument("--benchmark", default=None)
     t.add_argument("--panel-size", type=int, default=4)
     t.set_defaults(fn=cmd_status)
     g = sub.add_parser("gemini-review", help="the Gemini reviewer as its own rater (never approves)")
@@ -234,20 +301,28 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--round", default="gemini-first-round")
     g.add_argument("--cache-dir", default=".cache/gemini-reviewer")
     g.add_argument("--base-url", default=None, help="another server speaking the Gemini API")
-    g.add_argument("--media-root", default=None, help="media paths in the candidates are relative to")
+    g.add_argument("--media-root", default=None, help="folder the candidates' media paths are "
+                   "relative to (default: media/ beside the candidates file, as for push)")
     g.set_defaults(fn=cmd_gemini_review)
     a = sub.add_parser("audit", help="agreement report (Fleiss' κ, Cohen's κ vs the model rater)")
     a.add_argument("--log-dir", required=True, help="human decision log (from `pull`)")
     a.add_argument("--model-log", help="decision log of the Gemini reviewer (rater_kind=model)")
     a.add_argument("--out", required=True, help="reports directory, e.g. <release>/reports")
+    a.add_argument("--benchmark", default=None, help="audit one benchmark of a shared log")
     a.add_argument("--panel-size", type=int, default=4)
     a.add_argument("--seed", type=int, default=0, help="bootstrap seed (design.md §Conventions)")
     a.set_defaults(fn=cmd_audit)
     args = ap.parse_args(argv)
+    from label_studio_sdk.core.api_error import ApiError
+
     try:
         return int(args.fn(args))
     except LabelStudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ApiError as exc:  # a request Label Studio refused: status and body, no traceback
+        body = str(exc.body)[:400]
+        print(f"error: Label Studio answered HTTP {exc.status_code}: {body}", file=sys.stderr)
         return 2
 
 

@@ -6,8 +6,9 @@ so both come from :mod:`annotation.rubrics`.
 
 Safety: candidate text never enters the XML. It is passed as task data and shown with
 ``<Text>`` (which escapes HTML; ``<HyperText>`` would keep ``<img>``/``<form>``), JSON as a
-pretty-printed string (``<Text>`` rejects a dict), multi-turn lists via ``<Paragraphs>``; only
-rubric strings — ours — are written into attributes, through ``quoteattr``.
+pretty-printed string (``<Text>`` rejects a dict), turns as lines of text, evidence windows via
+``<Paragraphs>``; only rubric strings — ours — are written into attributes, through
+``quoteattr``.
 """
 
 from __future__ import annotations
@@ -25,15 +26,19 @@ CANDIDATE_TAG = "candidate"  # the <Text> every control points at (the full revi
 CONTROL_NAMES = ("decision", "criteria", "comment")
 _CONTROL_TYPES = {"decision": "choices", "criteria": "choices", "comment": "textarea"}
 
-# Layout (our strings only, never candidate text): two columns that wrap on narrow windows, a
-# video small enough that the decision stays on screen at 1280x800.
-VIDEO_HEIGHT = 320
-ROW_STYLE = "display: flex; flex-wrap: wrap; gap: 20px; align-items: flex-start"
-LEFT_STYLE = "flex: 3 1 540px; min-width: 540px"  # the video's control bar needs 540 px
-RIGHT_STYLE = "flex: 2 1 300px; min-width: 280px"
+# Layout (our strings only, never candidate text). Measured in Chromium against Label Studio
+# 1.23 at 1366x768 with its task list and side panel open, which leave ~775 px for the task:
+# the video's control bar needs 520 px, so the media column is 520 px and the decision column
+# 220 px; both fit side by side and the decision and criteria sit above the fold.
+VIDEO_HEIGHT = 240
+ROW_STYLE = "display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start"
+LEFT_STYLE = "flex: 1 1 520px; min-width: 520px"
+RIGHT_STYLE = "flex: 1 1 230px; min-width: 220px"
 HELP_STYLE = "margin: 4px 0 12px 0; color: #555"
 HELP_LINE_STYLE = "font-weight: normal; font-size: 13px; line-height: 1.35; margin: 2px 0"
-SUMMARY_STYLE = "font-weight: normal; font-size: 14px; line-height: 1.4"
+# <Text> collapses white space; the turns (one per line) and JSON (indented) need it kept.
+PRE_STYLE = "white-space: pre-wrap"
+JSON_STYLE = "white-space: pre-wrap; font-family: monospace; font-size: 12px"
 
 
 class InvalidDecision(ValueError):
@@ -55,104 +60,117 @@ def _windows_name(i: int, d: Display) -> str:
 
 
 def build_label_config(rubric: Rubric) -> str:
-    """The ``<View>`` for ``rubric``: the candidate's media and evidence windows on the left, its
-    text fields and the decision (approve / require revision / reject, keys 1-3) and the criteria
-    checkboxes with their help texts on the right, a comment and the full candidate JSON below.
+    """The ``<View>`` for ``rubric``: a top row with the candidate's media and evidence windows on
+    the left and the decision (approve / require revision / reject, keys 1-3), the criteria
+    checkboxes and the comment on the right; below, the candidate's text fields, what each
+    criterion means, and the complete candidate JSON.
 
-    Why this layout: at a normal window size (1280-1440 px wide) a reviewer sees the video, the
-    windows and the decision without scrolling. A ``windows`` display is a ``<Paragraphs>``
-    synced with its video (``sync`` both ways, the video as ``audioUrl``): each window's play
-    button seeks the video to the window start — the one jump Label Studio 1.23 offers from a
-    list of times (``<TimelineLabels>`` would store regions in the annotation result, which
-    :func:`parse_result` rightly refuses).
+    Why this layout: at 1366x768 (a common laptop) a reviewer sees the video, the first windows,
+    the decision and the criteria without scrolling. Why no ``<Paragraphs>`` below the fold:
+    Label Studio focuses the first phrase of every ``<Paragraphs>`` when the task opens, and the
+    browser scrolls the page to the last one focused — turns are therefore ``<Text>`` lines, and
+    the only ``<Paragraphs>`` are the windows, which sit in the top row. A ``windows`` display is
+    a ``<Paragraphs>`` synced with its video (the video as ``audioUrl``, one sync group): each
+    window's play button seeks the video to the window start — the one jump Label Studio 1.23
+    offers from a list of times (``<TimelineLabels>`` would store regions in the annotation
+    result, which :func:`parse_result` rightly refuses).
 
     Choices carry ``alias`` = the stored value (``approve``, criterion keys), so the decision log
     is independent of wording shown to reviewers."""
     a = quoteattr
-    synced = {d.media: _windows_name(i, d) for i, d in reversed(list(enumerate(rubric.displays)))
-              if d.kind == "windows"}
+    synced = {d.media for d in rubric.displays if d.kind == "windows"}
     left: list[str] = []
-    right: list[str] = []
+    below: list[str] = []
     for i, d in enumerate(rubric.displays):
-        col = left if d.kind in {"video", "image", "windows"} else right
-        col.append(f"      <Header value={a(d.label)} size=\"5\"/>")
         if d.kind == "video":
-            sync = f' sync="{synced[d.media]}"' if d.media in synced else ""
-            col.append(f'      <Video name="media_{d.media}" value="$media_{d.media}" '
-                       f'frameRate="$fps" height="{VIDEO_HEIGHT}"{sync}/>')
+            sync = f' sync="sync_media_{d.media}"' if d.media in synced else ""
+            left.append(f'      <Video name="media_{d.media}" value="$media_{d.media}" '
+                        f'frameRate="$fps" height="{VIDEO_HEIGHT}"{sync}/>')
         elif d.kind == "image":
-            col.append(f'      <Image name="media_{d.media}" value="$media_{d.media}" '
-                       'zoom="true" zoomControl="true"/>')
+            left.append(f"      <Header value={a(d.label)} size=\"6\"/>")
+            left.append(f'      <Image name="media_{d.media}" value="$media_{d.media}" '
+                        'zoom="true" zoomControl="true"/>')
         elif d.kind == "windows":
-            col.append(f'      <Paragraphs name="{_windows_name(i, d)}" value="${_data_var(d)}" '
-                       f'audioUrl="$media_{d.media}" sync="media_{d.media}" nameKey="speaker" '
-                       'textKey="text" layout="dialogue"/>')
-        elif d.kind == "paragraphs":
-            col.append(f'      <Paragraphs name="p{i}_{_var(d.key)}" value="${_var(d.key)}" '
-                       'nameKey="speaker" textKey="text" layout="dialogue"/>')
-        else:  # text / json
-            col.append(f'      <Text name="t{i}_{_var(d.key)}" value="${_var(d.key)}"/>')
+            left.append(f"      <Header value={a(d.label)} size=\"6\"/>")
+            left.append(f'      <Paragraphs name="{_windows_name(i, d)}" value="${_data_var(d)}" '
+                        f'audioUrl="$media_{d.media}" sync="sync_media_{d.media}" '
+                        'nameKey="speaker" textKey="text" layout="dialogue"/>')
+        else:  # text / turns / json, full width below the top row
+            below.append(f"  <Header value={a(d.label)} size=\"5\"/>")
+            text = f'<Text name="t{i}_{_var(d.key)}" value="${_var(d.key)}"/>'
+            style = {"turns": PRE_STYLE, "json": JSON_STYLE}.get(d.kind)
+            below.append(f'  <View style="{style}">{text}</View>' if style else f"  {text}")
 
-    right.append('      <Header value="Decision (keys 1 / 2 / 3)" size="4"/>')
-    right.append(f'      <Choices name="decision" toName="{CANDIDATE_TAG}" choice="single-radio" '
-                 'required="true" showInline="true">')
+    right = ['      <Header value="Decision (keys 1 / 2 / 3)" size="5"/>',
+             f'      <Choices name="decision" toName="{CANDIDATE_TAG}" choice="single-radio" '
+             'required="true">']
     for value in DECISIONS:
         right.append(f"        <Choice value={a(DECISION_LABELS[value])} alias={a(value)} "
                      f"hint={a(DECISION_HINTS[value])} hotkey={a(DECISION_HOTKEYS[value])}/>")
     right.append("      </Choices>")
-    right.append('      <Header value="Criteria that hold (tick each one; approve only if all hold)" '
-                 'size="5"/>')
+    right.append('      <Header value="Criteria that hold (approve only if all hold)" size="6"/>')
     right.append(f'      <Choices name="criteria" toName="{CANDIDATE_TAG}" choice="multiple">')
     for c in rubric.criteria:
         right.append(f"        <Choice value={a(c.label)} alias={a(c.key)} hint={a(c.hint)}/>")
     right.append("      </Choices>")
-    right.append(f'      <View style="{HELP_STYLE}">')
-    for c in rubric.criteria:
-        right.append(f"        <Header value={a(c.label + ': ' + c.hint)} size=\"6\" "
-                     f'style="{HELP_LINE_STYLE}"/>')
-    right.append("      </View>")
+    right.append(f'      <TextArea name="comment" toName="{CANDIDATE_TAG}" rows="3" editable="true" '
+                 'maxSubmissions="1" showSubmitButton="false" placeholder="Comment: what must '
+                 'change (required for revise/reject)"/>')
 
-    out = ["<View>", f"  <Header value={a(rubric.title)} size=\"3\"/>",
-           '  <Text name="identity" value="$identity"/>']
-    if rubric.summary:
-        out.append(f"  <Header value={a(rubric.summary)} size=\"6\" style=\"{SUMMARY_STYLE}\"/>")
-    out.append(f'  <View style="{ROW_STYLE}">')
+    out = ["<View>", f"  <Header value={a(rubric.title)} size=\"4\"/>",
+           '  <Text name="identity" value="$identity"/>', f'  <View style="{ROW_STYLE}">']
     if left:
         out += [f'    <View style="{LEFT_STYLE}">', *left, "    </View>"]
-    out += [f'    <View style="{RIGHT_STYLE}">', *right, "    </View>", "  </View>"]
-    # full width under both columns, and a direct child of the root (as readers of the config
-    # look for it)
-    out.append(f'  <TextArea name="comment" toName="{CANDIDATE_TAG}" rows="3" editable="true" '
-               'maxSubmissions="1" placeholder="Comment: what must change (required for '
-               'revise/reject)"/>')
+    out += [f'    <View style="{RIGHT_STYLE}">', *right, "    </View>", "  </View>", *below]
+    out.append('  <Header value="What the criteria mean" size="5"/>')
+    out.append(f'  <View style="{HELP_STYLE}">')
+    if rubric.summary:
+        out.append(f"    <Header value={a(rubric.summary)} size=\"6\" style=\"{HELP_LINE_STYLE}\"/>")
+    for c in rubric.criteria:
+        out.append(f"    <Header value={a(c.label + ': ' + c.hint)} size=\"6\" "
+                   f'style="{HELP_LINE_STYLE}"/>')
+    out.append("  </View>")
     out.append('  <Header value="Complete candidate (the review unit)" size="5"/>')
-    out.append(f'  <Text name="{CANDIDATE_TAG}" value="$candidate"/>')
+    out.append(f'  <View style="{JSON_STYLE}"><Text name="{CANDIDATE_TAG}" value="$candidate"/></View>')
     out.append("</View>")
     return "\n".join(out)
 
 
-def _turns(value: Any, d: Any) -> list[dict[str, str]]:
-    """Turns for ``<Paragraphs>``: speaker (with time when present) and text; other keys are
-    appended as JSON so nothing in the review unit is hidden."""
+def _value(v: Any) -> str:
+    """One field value as a reader writes it: numbers plain, booleans yes/no, text as is, lists
+    and mappings compact."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float, str)):
+        return str(v)
+    return json.dumps(v, sort_keys=True, ensure_ascii=False)
+
+
+def _details(fields: dict[str, Any]) -> str:
+    """The fields of a turn or window not shown elsewhere, as ``key: value`` pairs — readable,
+    and nothing of the review unit is hidden."""
+    return " · ".join(f"{k}: {_value(v)}" for k, v in sorted(fields.items()))
+
+
+def _turns(value: Any, d: Display) -> str:
+    """Turns as lines of text: ``speaker @ t s: text``, then the turn's other fields."""
     if not isinstance(value, list) or not value:
-        return [{"speaker": "-", "text": "(none)"}]
-    out = []
+        return "(none)"
+    lines = []
     for turn in value:
         if not isinstance(turn, dict):
-            out.append({"speaker": "", "text": str(turn)})
+            lines.append(str(turn))
             continue
         speaker = str(turn.get(d.speaker_key, ""))
         for tkey in ("time", "t", "timestamp"):
             if tkey in turn:
-                speaker = f"{speaker} @ {turn[tkey]}s".strip()
+                speaker = f"{speaker} @ {_value(turn[tkey])} s".strip()
                 break
         rest = {k: v for k, v in turn.items()
                 if k not in {d.speaker_key, d.text_key, "time", "t", "timestamp"}}
-        text = str(turn.get(d.text_key, ""))
-        if rest:
-            text += "  " + json.dumps(rest, sort_keys=True, ensure_ascii=False)
-        out.append({"speaker": speaker, "text": text})
-    return out
+        line = f"{speaker}: {turn.get(d.text_key, '')}"
+        lines.append(line + (f"  ({_details(rest)})" if rest else ""))
+    return "\n".join(lines)
 
 
 def _field(entry: dict[str, Any], path: str) -> Any:
@@ -177,8 +195,8 @@ def _windows(value: Any, d: Display) -> list[dict[str, Any]]:
     """Windows for a synced ``<Paragraphs>``: ``start``/``end`` in seconds (Label Studio seeks
     the synced video to ``start`` from the window's play button), the window's times in the
     speaker line so they are readable without playing, the gold response as text and every
-    other key appended as JSON so nothing of the review unit is hidden. A window without
-    numeric times is still listed, just without a play button."""
+    other key appended as ``key: value`` pairs so nothing of the review unit is hidden. A window
+    without numeric times is still listed, just without a play button."""
     if not isinstance(value, list) or not value:
         return [{"speaker": "-", "text": "(none)"}]
     used = {d.start_key.partition(".")[0], d.end_key.partition(".")[0], d.text_key, "id"}
@@ -194,7 +212,7 @@ def _windows(value: Any, d: Display) -> list[dict[str, Any]]:
         text = str(entry.get(d.text_key, ""))
         rest = {k: v for k, v in entry.items() if k not in used}
         if rest:
-            text += "  " + json.dumps(rest, sort_keys=True, ensure_ascii=False)
+            text += f"  ({_details(rest)})"
         row: dict[str, Any] = {"speaker": f"{label}  [{when}]", "text": text}
         if start is not None and end is not None:
             row.update(start=start, end=max(end, start))
@@ -212,7 +230,7 @@ def display_data(content: dict[str, Any], media_urls: list[str], rubric: Rubric)
                 raise ValueError(f"rubric {rubric.name} shows media #{d.media} "
                                  f"({d.label}) but the candidate has {len(media_urls)} media")
             data[f"media_{d.media}"] = media_urls[d.media]
-        elif d.kind == "paragraphs":
+        elif d.kind == "turns":
             data[_var(d.key)] = _turns(content.get(d.key), d)
         elif d.kind == "windows":
             data[_data_var(d)] = _windows(content.get(d.key), d)

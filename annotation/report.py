@@ -194,18 +194,34 @@ def _plot_decisions(audit: AgreementAudit, path: Path) -> None:
     plt.close(fig)
 
 
+def _kappa_floor(audit: AgreementAudit) -> float:
+    """Bottom of the κ axis: −0.2, or lower so that every κ and interval is drawn (κ ≥ −1)."""
+    lows = [-0.2]
+    for s in _scopes(audit):
+        for k, ci in ((s.fleiss_kappa, s.fleiss_interval), (s.cohen_mean, s.cohen_mean_interval)):
+            if not isinstance(k, Undefined):
+                lows.append(k)
+            if isinstance(ci, Interval):
+                lows.append(ci.low)
+    return max(-1.05, min(lows) - 0.05)
+
+
 def _plot_kappa(audit: AgreementAudit, path: Path) -> None:
+    """κ per type with its interval and value label, or the word "undefined": every value is
+    drawn — the axis reaches down to the lowest κ or interval bound (it once stopped at −0.2
+    and hid κ = −0.33)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     scopes = _scopes(audit)
+    floor = _kappa_floor(audit)
     fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(scopes) + 2), 4.2))
-    for lo, hi, name in _BANDS:
-        ax.axhspan(lo, hi, color="0.93" if _BANDS.index((lo, hi, name)) % 2 else "white", zorder=0)
-        ax.text(len(scopes) - 0.45, max(lo, -0.2) / 2 + hi / 2, name, fontsize=7, color="0.45", va="center",
-                ha="right")
+    for n, (lo, hi, name) in enumerate(_BANDS):
+        ax.axhspan(lo, hi, color="0.93" if n % 2 else "white", zorder=0)
+        ax.text(len(scopes) - 0.45, max(lo, floor) / 2 + hi / 2, name, fontsize=7, color="0.45",
+                va="center", ha="right")
     series = [("Fleiss κ (humans)", "fleiss_kappa", "fleiss_interval", -0.12, "#1f77b4"),
               ("Gemini–human Cohen κ (mean)", "cohen_mean", "cohen_mean_interval", 0.12, "#d62728")]
     for label, kf, cf, dx, color in series:
@@ -220,6 +236,7 @@ def _plot_kappa(audit: AgreementAudit, path: Path) -> None:
                 continue
             xs.append(i + dx)
             ys.append(k)
+            ax.text(i + dx + 0.05, k, f"{k:.2f}", fontsize=7, color=color, va="center", ha="left")
             if isinstance(ci, Interval):
                 err_lo.append(max(0.0, k - ci.low))
                 err_hi.append(max(0.0, ci.high - k))
@@ -231,7 +248,7 @@ def _plot_kappa(audit: AgreementAudit, path: Path) -> None:
                         label=label, zorder=3)
     ax.set_xticks(range(len(scopes)), [s.scope for s in scopes], fontsize=8)
     ax.set_xlim(-0.6, len(scopes) - 0.4)
-    ax.set_ylim(-0.2, 1.05)
+    ax.set_ylim(floor, 1.05)
     ax.set_ylabel("κ (95% bootstrap CI)")
     ax.set_title("Agreement per task type")
     handles, _ = ax.get_legend_handles_labels()
@@ -273,6 +290,11 @@ img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
 """
 
 
+def _listed(what: str, ids: list[str]) -> str:
+    return (f"{what}: {len(ids)}" + (f" — {', '.join(ids[:50])}" if ids else "")
+            + (" …" if len(ids) > 50 else ""))
+
+
 def write_agreement_report(audit: AgreementAudit, out_dir: str | os.PathLike[str]) -> list[str]:
     """Write ``agreement.{md,html,json}`` and two PNG plots into ``out_dir``; return the paths."""
     out = Path(out_dir)
@@ -288,12 +310,10 @@ def write_agreement_report(audit: AgreementAudit, out_dir: str | os.PathLike[str
     title = "Annotation agreement audit"
     pre = _preamble(audit)
     ignored = [f"{k}: {v}" for k, v in audit.ignored.items()]
-    incomplete = (
-        f"Candidates missing a panel decision (excluded from the statistics): "
-        f"{len(audit.incomplete_ids)}"
-        + (f" — {', '.join(audit.incomplete_ids[:50])}" if audit.incomplete_ids else "")
-        + (" …" if len(audit.incomplete_ids) > 50 else "")
-    )
+    incomplete = _listed("Candidates missing a panel decision (excluded from the statistics)",
+                         audit.incomplete_ids)
+    unreviewed = _listed("Candidates of the frozen set nobody decided on version 1 (excluded "
+                         "from the statistics)", audit.unreviewed_ids)
 
     md: list[str] = [f"# {title}", ""]
     md += [f"- {p}" for p in pre] + [""]
@@ -304,7 +324,7 @@ def write_agreement_report(audit: AgreementAudit, out_dir: str | os.PathLike[str
         md += ["## Gemini–human Cohen's κ per reviewer", ""]
         md += _md_table(_PAIR_HEAD, pairs) + [""]
         md += ["## Model rater coverage", ""] + _md_table(_MODEL_HEAD, models) + [""]
-    md += ["## Excluded rows", "", f"- {incomplete}"]
+    md += ["## Excluded rows", "", f"- {unreviewed}", f"- {incomplete}"]
     md += [f"- ignored decision rows — {i}" for i in ignored] or ["- ignored decision rows: 0"]
     md += [""]
     if notes.reasons:
@@ -328,7 +348,8 @@ def write_agreement_report(audit: AgreementAudit, out_dir: str | os.PathLike[str
     if audit.model_rater:
         h += ["<h2>Gemini–human Cohen's κ per reviewer</h2>", _html_table(_PAIR_HEAD, pairs),
               "<h2>Model rater coverage</h2>", _html_table(_MODEL_HEAD, models)]
-    h += ["<h2>Excluded rows</h2><ul>", f"<li>{html.escape(incomplete)}</li>"]
+    h += ["<h2>Excluded rows</h2><ul>", f"<li>{html.escape(unreviewed)}</li>",
+          f"<li>{html.escape(incomplete)}</li>"]
     h += [f"<li>ignored decision rows — {html.escape(i)}</li>" for i in ignored]
     h += ["</ul>"]
     if notes.reasons:

@@ -64,8 +64,8 @@ class Display:
 
     kind: ``video`` / ``image`` (``media`` index into ``Candidate.media``), ``text`` (a string
     content field, escaped by ``<Text>``), ``json`` (any content field, pretty-printed into a
-    ``<Text>``), ``paragraphs`` (a list of turns shown by ``<Paragraphs>``; each turn a dict
-    whose ``speaker_key`` and ``text_key`` are used, other keys appended to the text) or
+    ``<Text>``), ``turns`` (a list of turns shown one per line, ``speaker @ time s: text``;
+    each turn a dict whose ``speaker_key`` and ``text_key`` are used, other keys appended) or
     ``windows`` (a list of time windows shown by ``<Paragraphs>`` synced with the video
     ``media``: each entry's ``start_key``/``end_key`` — a field name, or ``field.i`` for an item
     of a list field — give the window in seconds, ``text_key`` the gold response; each window
@@ -127,7 +127,7 @@ class Rubric:
         if len(set(keys)) != len(keys):
             raise ValueError(f"rubric {self.name}: duplicate criterion keys")
         for d in self.displays:
-            if d.kind not in {"video", "image", "text", "json", "paragraphs", "windows"}:
+            if d.kind not in {"video", "image", "text", "json", "turns", "windows"}:
                 raise ValueError(f"rubric {self.name}: unknown display kind {d.kind!r}")
             if d.kind == "windows" and not (d.start_key and d.end_key):
                 raise ValueError(f"rubric {self.name}: windows display {d.label!r} needs "
@@ -145,7 +145,7 @@ STREAMVIBE = Rubric(
         "when every criterion holds for this version; a required correction is a non-approval."
     ),
     definitions=(
-        "Seed 001 §3.3: \u201cFour reviewers then independently verify the user requests and "
+        "StreamVibe §3.3: \u201cFour reviewers then independently verify the user requests and "
         "response timing, correcting or removing samples without sufficient evidence and retaining "
         "only those approved by all reviewers. The validated annotations are aligned to 1 FPS "
         "streams and converted into causal interaction sequences.\u201d"
@@ -169,7 +169,7 @@ STREAMVIBE = Rubric(
     displays=(
         Display("video", "Video stream", media=0),
         Display("text", "Initial instruction", key="instruction"),
-        Display("paragraphs", "Timestamped user turns", key="turns", speaker_key="role"),
+        Display("turns", "Timestamped user turns", key="turns", speaker_key="role"),
         Display("windows", "Evidence windows (▶ jumps the video to the window start; gold response)",
                 key="evidence_points", start_key="window.0", end_key="window.1",
                 text_key="gold_response"),
@@ -187,7 +187,7 @@ PROREADY = Rubric(
         "corrected (require revision) or removed (reject)."
     ),
     definitions=(
-        "Seed 002 App. C (Human Refinement): \u201cannotators review each QA pair and its proposed "
+        "StreamReady App. C (Human Refinement): \u201cannotators review each QA pair and its proposed "
         "evidence window. They verify that the answer is not inferable before t_s, that the "
         "supporting cue truly disappears at t_e, and that the QA instance is strictly "
         "future-dependent. Ambiguous or trivial cases, hallucinated cues, or QA pairs whose "
@@ -204,8 +204,7 @@ PROREADY = Rubric(
     ),
     displays=(
         Display("video", "Long video", media=0),
-        Display("paragraphs", "Questions and answers (multi-turn)", key="turns",
-                speaker_key="role"),
+        Display("turns", "Questions and answers (multi-turn)", key="turns", speaker_key="role"),
         Display("windows", "Evidence windows [t_s, t_e] per question (▶ jumps the video to t_s)",
                 key="full_turns", start_key="t_s", end_key="t_e", text_key="answer"),
     ),

@@ -1,4 +1,5 @@
-"""Push and pull N candidates (four decisions each) through a real Label Studio; print tasks/s.
+"""Push and pull N candidates (four decisions each, one project per reviewer) through a real
+Label Studio; print tasks/s.
 
     .venv/bin/python benchmarks/label_studio_roundtrip.py [--n 2000] [--workers 4]
 
@@ -6,8 +7,9 @@ Why: a review round of a full benchmark is thousands of candidates (StreamVibe-B
 4,100 samples, StreamVibe Table 15), so push and pull must stay in seconds, not minutes.
 design.md §Conventions
 asks for figures with a baseline measured in the same run: the baseline is Label Studio's own
-bulk import / JSON export of the same tasks with no wrapper, so the ratio is the cost of our
-hashing, idempotency check, integrity checks and Parquet decision log.
+bulk import / JSON export of the same tasks (into / out of four projects, like ours) with no
+wrapper, so the ratio is the cost of our hashing, media store, idempotency check, push records,
+integrity checks and Parquet decision log.
 
 Starts its own server on a fresh temporary data dir (≈ 30–45 s, not timed) with a temporary token
 file, and stops it at the end.
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from annotation import decision_log  # noqa: E402
 from annotation.approval import statuses  # noqa: E402
 from annotation.label_config import build_result  # noqa: E402
-from annotation.routing import Candidate, export_tasks, find_project, pull, push  # noqa: E402
+from annotation.routing import Candidate, PushResult, export_tasks, pull, push  # noqa: E402
 from annotation.rubrics import STREAMVIBE  # noqa: E402
 from annotation.server import LabelStudioServer, PanelConfig, ensure_panel  # noqa: E402
 
@@ -50,9 +52,10 @@ def _candidates(n: int) -> list[Candidate]:
     ]
 
 
-def _annotate(panel, task_ids: dict, n_revise_every: int) -> float:
-    """Each reviewer decides every task with their own token, one thread per reviewer."""
-    keys = sorted(task_ids)
+def _annotate(panel, pushed: PushResult, n_revise_every: int) -> float:
+    """Each reviewer decides every task of their project with their own token, one thread per
+    reviewer."""
+    keys = sorted(pushed.tasks["r1"])
     total = len(keys) * len(panel.reviewers)
     done = [0]
     lock = threading.Lock()
@@ -66,7 +69,8 @@ def _annotate(panel, task_ids: dict, n_revise_every: int) -> float:
             for j, key in enumerate(keys):
                 dec = "revise" if (idx == 3 and j % n_revise_every == 0) else "approve"
                 crit = list(STREAMVIBE.criterion_keys) if dec == "approve" else ["timing"]
-                client.annotations.create(id=task_ids[key], result=build_result(dec, crit),
+                client.annotations.create(id=pushed.task_id(member.pseudonym, key),
+                                          result=build_result(dec, crit),
                                           lead_time=1.0)
                 with lock:
                     done[0] += 1
@@ -101,66 +105,71 @@ def main() -> int:
         (media / "bench").mkdir(parents=True)
         (media / "bench" / "clip.webm").write_bytes(b"\x1a\x45\xdf\xa3" + b"\0" * 1024)
         cfg = PanelConfig(reviewer_emails=tuple(f"bench{i}@bench.test" for i in range(1, 5)),
-                          token_file=base / "secrets" / "ls.json", data_dir=base / "data",
-                          media_root=media)
+                          token_file=base / "secrets" / "ls.json", data_dir=base / "data")
         t0 = time.perf_counter()
-        with LabelStudioServer(cfg.data_dir, media_root=media, token_file=cfg.token_file,
+        with LabelStudioServer(cfg.data_dir, token_file=cfg.token_file,
                                admin_email=cfg.admin_email) as srv:
             panel = ensure_panel(srv.url, cfg)
             print(f"server + panel ready in {time.perf_counter() - t0:.1f} s (not timed below)")
             admin = panel.admin.client()
             cands = _candidates(n)
+            reviewers = [m.pseudonym for m in panel.reviewers]
+            log_dir = base / "log"
+
+            def push_all() -> PushResult:
+                return push(admin, "streamvibe", "bench", cands, STREAMVIBE, reviewers=reviewers,
+                            media_root=srv.media_root, media_dir=media, log_dir=log_dir)
 
             # -- push --------------------------------------------------------------------------
             t = time.perf_counter()
-            task_ids = push(admin, "streamvibe", "bench", cands, STREAMVIBE, media)
+            pushed = push_all()
             t_push = time.perf_counter() - t
             t = time.perf_counter()
-            again = push(admin, "streamvibe", "bench", cands, STREAMVIBE, media)
+            again = push_all()
             t_repush = time.perf_counter() - t
-            assert again == task_ids and len(task_ids) == n
+            assert again.tasks == pushed.tasks and len(pushed.tasks["r1"]) == n
 
-            # baseline: the same task payloads, bulk-imported raw into a scratch project
-            tasks = export_tasks(admin, find_project(admin, "streamvibe", "bench").id)
-            payload = [{"data": x["data"]} for x in tasks]
-            scratch = admin.projects.create(title="baseline", label_config=admin.projects.get(
-                id=find_project(admin, "streamvibe", "bench").id).label_config)
+            # baseline: the same task payloads, bulk-imported raw into four scratch projects
+            payload = [{"data": x["data"]} for x in export_tasks(admin, pushed.projects["r1"])]
+            config = admin.projects.get(id=pushed.projects["r1"]).label_config
+            scratch = [admin.projects.create(title=f"baseline {r}", label_config=config)
+                       for r in reviewers]
             t = time.perf_counter()
-            for i in range(0, n, 500):
-                admin.projects.import_tasks(scratch.id, request=payload[i:i + 500])
+            for project in scratch:
+                for i in range(0, n, 500):
+                    admin.projects.import_tasks(project.id, request=payload[i:i + 500])
             t_push_base = time.perf_counter() - t
 
             # -- decisions (setup for pull; reported, not the headline) ------------------------
-            t_ann = _annotate(panel, task_ids, args.revise_every)
+            t_ann = _annotate(panel, pushed, args.revise_every)
 
             # -- pull --------------------------------------------------------------------------
-            log_dir = base / "log"
             t = time.perf_counter()
             res = pull(admin, "streamvibe", "bench", STREAMVIBE, panel, log_dir=log_dir)
             t_pull = time.perf_counter() - t
-            pid = find_project(admin, "streamvibe", "bench").id
             t = time.perf_counter()
-            raw = json.loads(b"".join(admin.projects.exports.download_sync(
+            raw = [json.loads(b"".join(admin.projects.exports.download_sync(
                 pid, export_type="JSON", download_all_tasks=True, download_resources=False)))
+                for pid in pushed.projects.values()]
             t_pull_base = time.perf_counter() - t
             t = time.perf_counter()
-            st = statuses(decision_log.read(log_dir))
+            st = statuses(decision_log.read(log_dir, current=False))
             t_status = time.perf_counter() - t
 
         n_rev = len(range(0, n, args.revise_every))
-        assert len(raw) == n and res.n_annotations == 4 * n and not res.violations
+        assert [len(x) for x in raw] == [n] * 4 and res.n_annotations == 4 * n and not res.violations
         assert len(res.decisions) == 4 * n
         states = [s.state for s in st.values()]
         assert states.count("needs_correction") == n_rev
         assert states.count("approved") == n - n_rev
 
     print(f"\n{n} candidates x 4 decisions (label-studio 1.23.2, SQLite, 127.0.0.1)")
-    print(f"push     {n / t_push:8.0f} tasks/s  ({t_push:.2f} s)   baseline raw import "
-          f"{n / t_push_base:.0f} tasks/s  -> ratio {t_push / t_push_base:.2f}x")
+    print(f"push     {n / t_push:8.0f} candidates/s  ({t_push:.2f} s, 4 projects)   baseline raw "
+          f"import {n / t_push_base:.0f} candidates/s  -> ratio {t_push / t_push_base:.2f}x")
     print(f"re-push  {n / t_repush:8.0f} tasks/s  ({t_repush:.2f} s, idempotent, nothing imported)")
-    print(f"pull     {n / t_pull:8.0f} tasks/s  ({t_pull:.2f} s, {4 * n / t_pull:.0f} decisions/s, "
+    print(f"pull     {n / t_pull:8.0f} candidates/s  ({t_pull:.2f} s, {4 * n / t_pull:.0f} decisions/s, "
           f"incl. integrity checks + Parquet log)   baseline raw export {n / t_pull_base:.0f} "
-          f"tasks/s -> ratio {t_pull / t_pull_base:.2f}x")
+          f"candidates/s -> ratio {t_pull / t_pull_base:.2f}x")
     print(f"decide   {4 * n / t_ann:8.0f} decisions/s ({t_ann:.1f} s, 4 reviewer threads, own "
           "tokens)")
     print(f"status   {n / t_status:8.0f} candidates/s from the decision log ({t_status:.2f} s)")

@@ -4,7 +4,9 @@
     benchforge build streamvibe --raw-dir demo_corpus [--decisions <decision log>]
     benchforge build proready --raw-dir demo_corpus [--decisions <decision log>] [--corrections …]
     benchforge check out/proactivebench/2.0.0            # any benchmark's release
-    benchforge review push|pull|audit|status|server|gemini-review …   (annotation.cli)
+    benchforge review push|pull|audit|status|server|panel|gemini-review …   (annotation.cli)
+    benchforge review push --benchmark proready … --candidates <state>/review_candidates.jsonl \
+        --corrections corrections.jsonl … --log-dir <log>   (the corrected versions n+1)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]
     benchforge export croissant <release> [<folder>]
     benchforge export vlmevalkit <release> <out> [--hints]
@@ -79,6 +81,31 @@ def check(argv: list[str]) -> int:
     return 0 if report.success else 1
 
 
+def correction_push(argv: list[str]) -> list[str]:
+    """``review push … --corrections FILE``: the benchmark turns the corrections into the push
+    units of versions n+1 (:meth:`Benchmark.correction_units`, the same rule its release build
+    applies), written beside the decision log; the returned arguments push them, with the media
+    of the pending-review state the candidates file belongs to."""
+    parser = argparse.ArgumentParser(prog="benchforge review push --corrections")
+    parser.add_argument("--benchmark", required=True)
+    parser.add_argument("--candidates", type=Path, required=True,
+                        help="review_candidates.jsonl of the pending-review state")
+    parser.add_argument("--corrections", type=Path, required=True)
+    parser.add_argument("--log-dir", type=Path, required=True)
+    args, rest = parser.parse_known_args(argv[1:])
+    state = args.candidates.resolve().parent
+    units = benchmark(args.benchmark).correction_units(state, args.corrections)
+    if not units:
+        raise SystemExit(f"--corrections: {args.corrections} corrects no candidate")
+    out = args.log_dir / "corrections" / f"{args.corrections.stem}.review_candidates.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(u, sort_keys=True, ensure_ascii=False) + "\n" for u in units))
+    status = json.loads((state / "status.json").read_text())
+    media = [] if "--media-dir" in rest else ["--media-dir", status.get("media_root") or str(state / "media")]
+    return ["push", "--benchmark", args.benchmark, "--candidates", str(out), "--log-dir",
+            str(args.log_dir), *media, *rest]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = ("build", "check", "review", "export", "diff")
@@ -102,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     if command == "review":
         from annotation.cli import main as review_main
 
+        if rest[:1] == ["push"] and "--corrections" in rest:
+            return int(review_main(correction_push(rest)) or 0)
         return int(review_main(rest) or 0)
     if rest[:1] == ["compat-proactivebench"]:
         from pipelines.proactivebench.compat import main as compat_main

@@ -181,40 +181,45 @@ def ensure_panel(url: str, panel_config: PanelConfig | str | os.PathLike[str] | 
                  ) -> Panel:
     """Idempotently make sure the admin and every reviewer exist, each with a working token.
 
-    For each reviewer: a stored token that still authenticates as that e-mail is reused; else
-    we log in with the stored password (the account exists, e.g. the token file was copied), else
-    we sign up through the admin's invite link — the only path that yields a usable, in-org
-    account (docs/label_studio.md). New tokens are written to the owner-only token file.
+    For each member: the token stored for this server (its data dir) that still authenticates as
+    that e-mail is reused; else we log in with the stored password (the account exists, e.g. the
+    token file was copied), else reviewers sign up through the admin's invite link — the only
+    path that yields a usable, in-org account (docs/label_studio.md). New tokens are written to
+    the owner-only token file under this server's key, so servers sharing the file keep theirs.
     """
     cfg = panel_config if isinstance(panel_config, PanelConfig) else load_panel_config(panel_config)
     url = url.rstrip("/")
+    server = str(cfg.data_dir)
     store = SecretStore(cfg.token_file)
     admin_entry = store.user(cfg.admin_email, admin=True)
-    who = _whoami(url, admin_entry["token"])
+    token = store.token(cfg.admin_email, server) or admin_entry["token"]
+    who = _whoami(url, token)
     if who is None or who.get("email") != cfg.admin_email:
         # e.g. server started from another token file: the admin can still log in by password
         token = _legacy_token_via_session(url, cfg.admin_email, admin_entry["password"], None)
-        store.set_token(cfg.admin_email, token)
         who = _whoami(url, token)
         if who is None:
             raise LabelStudioError("admin token does not authenticate")
-    admin = Member("admin", int(who["id"]), url, cfg.admin_email, store.user(cfg.admin_email)["token"])
+    if store.token(cfg.admin_email, server) != token:
+        store.set_token(cfg.admin_email, token, server)
+    admin = Member("admin", int(who["id"]), url, cfg.admin_email, token)
 
     invite: str | None = None
     reviewers: list[Member] = []
     for i, email in enumerate(cfg.reviewer_emails, start=1):
         entry = store.user(email)
-        me = _whoami(url, entry["token"]) if entry.get("token") else None
+        token = store.token(email, server)
+        me = _whoami(url, token) if token else None
         if me is None or me.get("email") != email:
             if invite is None:
                 inv = admin.client().organizations.invites.get_invite_link()
                 invite = inv.token
             token = _legacy_token_via_session(url, email, entry["password"], invite)
-            store.set_token(email, token)
+            store.set_token(email, token, server)
             me = _whoami(url, token)
             if me is None:
                 raise LabelStudioError(f"new token of reviewer r{i} does not authenticate")
-        reviewers.append(Member(f"r{i}", int(me["id"]), url, email, store.user(email)["token"]))
+        reviewers.append(Member(f"r{i}", int(me["id"]), url, email, str(token)))
     if invite is not None:
         # The dev server logs request URLs, invite token included: rotate it so the logged link
         # is dead and nobody else can join the organization with it.

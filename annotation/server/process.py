@@ -5,7 +5,11 @@ Facts this module relies on (measured, docs/label_studio.md):
   server to the next one, so we pick a free port first and check the log line;
 - ``SECRET_KEY`` must be fixed, else tokens die on restart; telemetry / version checks / Sentry
   must be switched off explicitly, and un-prefixed ``HOST``/``PORT``/``USERNAME``/``PASSWORD``
-  are read too — so the server gets a *clean* environment built here, never ours.
+  are read too — so the server gets a *clean* environment built here, never ours;
+- local files are served from one document root fixed at start. Why the root defaults to
+  ``<data dir>/media`` and is recorded in the PID file: ``push`` copies every round's media into
+  it (``annotation.routing``), so one server serves every benchmark and round, and a later
+  ``start`` asking for another root is refused instead of silently keeping the old one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from annotation.server.venv import ensure_venv
 DEFAULT_ADMIN_EMAIL = "admin@benchforge.local"
 PID_FILE_NAME = "benchforge-server.json"
 LOG_FILE_NAME = "server.log"
+MEDIA_DIR_NAME = "media"  # default document root for review media, inside the data dir
 _STARTED_RE = re.compile(r"Starting development server at http://([\d.]+):(\d+)/")
 
 
@@ -76,6 +81,8 @@ class LabelStudioServer:
 
     Use as a context manager in tests (stopped on exit), or ``start()`` + ``stop()`` from the
     CLI, where a PID file in ``data_dir`` lets a later ``stop`` find a detached server.
+    ``media_root`` None means ``<data_dir>/media`` for a new server, or whatever root a running
+    one was started with.
     """
 
     def __init__(
@@ -93,7 +100,8 @@ class LabelStudioServer:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.port = port
         self.venv = venv
-        self.media_root = Path(media_root).expanduser().resolve() if media_root else None
+        self.requested_media_root = Path(media_root).expanduser().resolve() if media_root else None
+        self.media_root = self.requested_media_root or self.data_dir / MEDIA_DIR_NAME
         self.token_file = token_file_path(token_file)
         self.admin_email = admin_email
         self.startup_timeout = startup_timeout
@@ -142,11 +150,10 @@ class LabelStudioServer:
             "COLLECT_ANALYTICS": "false",
             "SENTRY_DSN": "",
             "FRONTEND_SENTRY_DSN": "",
-            # Set explicitly either way: left unset, the community edition auto-detects a root.
-            "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true" if self.media_root else "false",
+            # Set explicitly: left unset, the community edition auto-detects a root.
+            "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
+            "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(self.media_root),
         }
-        if self.media_root:
-            env["LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT"] = str(self.media_root)
         return env
 
     def running_pid(self) -> int | None:
@@ -160,6 +167,8 @@ class LabelStudioServer:
         pid = int(info.get("pid", 0))
         if pid and _pid_alive(pid) and _pid_is_our_server(pid, self.data_dir):
             self.port = int(info["port"])
+            if info.get("media_root"):
+                self.media_root = Path(info["media_root"])
             return pid
         return None
 
@@ -169,6 +178,11 @@ class LabelStudioServer:
         self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         existing = self.running_pid()
         if existing:
+            if self.requested_media_root not in (None, self.media_root):
+                raise LabelStudioError(
+                    f"the server of {self.data_dir} is running with media root {self.media_root}, "
+                    f"not {self.requested_media_root}: stop it first, or leave --media-root out "
+                    "(push copies every round's media into the running server's root)")
             self.pid = existing
             self.wait_ready()
             return self
@@ -177,7 +191,9 @@ class LabelStudioServer:
             self.port = free_port()
         elif _port_busy(self.port):
             raise LabelStudioError(f"port {self.port} on 127.0.0.1 is busy; pick another --port")
-        if self.media_root and not self.media_root.is_dir():
+        if self.requested_media_root is None:
+            self.media_root.mkdir(exist_ok=True, mode=0o700)
+        elif not self.media_root.is_dir():
             raise LabelStudioError(f"media root {self.media_root} is not a directory")
         store = SecretStore(self.token_file)
         env = self._environment(store)
@@ -191,7 +207,8 @@ class LabelStudioServer:
             stderr=subprocess.STDOUT, start_new_session=True,
         )
         self.pid = self.proc.pid
-        self.pid_file.write_text(json.dumps({"pid": self.pid, "port": self.port}))
+        self.pid_file.write_text(json.dumps({"pid": self.pid, "port": self.port,
+                                             "media_root": str(self.media_root)}))
         try:
             self.wait_ready()
         except BaseException:
@@ -272,7 +289,8 @@ class LabelStudioServer:
             except (httpx.HTTPError, ValueError):
                 healthy = False
         return {"running": bool(pid), "healthy": healthy, "pid": pid,
-                "url": self.url if pid else None, "data_dir": str(self.data_dir)}
+                "url": self.url if pid else None, "data_dir": str(self.data_dir),
+                "media_root": str(self.media_root) if pid else None}
 
     def __enter__(self) -> LabelStudioServer:
         return self.start()

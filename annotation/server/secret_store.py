@@ -34,9 +34,10 @@ def token_file_path(token_file: str | os.PathLike[str] | None = None) -> Path:
 class SecretStore:
     """The owner-only JSON file holding the secret key and every panel member's credentials.
 
-    Why one file keyed by e-mail rather than per server: passwords are generated once and reused,
-    so a fresh data dir recreates the same accounts; tokens (which Label Studio generates per
-    database) are verified on use and refreshed by logging in again.
+    Why one file keyed by e-mail: passwords are generated once and reused, so a fresh data dir
+    recreates the same accounts. Why tokens are kept per server (its data dir): Label Studio
+    generates them per database, so two servers sharing one token file would otherwise overwrite
+    each other's tokens; they are still verified on use and refreshed by logging in again.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -78,9 +79,10 @@ class SecretStore:
             self.save()
         return str(key)
 
-    def user(self, email: str, *, admin: bool = False) -> dict[str, str]:
-        """Stored credentials for ``email``, creating a password (and the admin's token) once."""
-        users: dict[str, dict[str, str]] = self.data.setdefault("users", {})
+    def user(self, email: str, *, admin: bool = False) -> dict[str, Any]:
+        """Stored credentials for ``email``, creating a password (and, for the admin, the token a
+        new server's organization is created with) once."""
+        users: dict[str, dict[str, Any]] = self.data.setdefault("users", {})
         entry = users.get(email)
         if entry is None:
             entry = {"password": secrets.token_urlsafe(24)}
@@ -90,6 +92,10 @@ class SecretStore:
             self.save()
         return entry
 
-    def set_token(self, email: str, token: str) -> None:
-        self.data.setdefault("users", {}).setdefault(email, {})["token"] = token
+    def token(self, email: str, server: str) -> str | None:
+        """The member's API token on ``server`` (a server's data dir), if one was stored."""
+        return self.data.get("users", {}).get(email, {}).get("tokens", {}).get(server)
+
+    def set_token(self, email: str, token: str, server: str) -> None:
+        self.data.setdefault("users", {}).setdefault(email, {}).setdefault("tokens", {})[server] = token
         self.save()

@@ -157,6 +157,13 @@ class Benchmark:
         """Reviewed benchmarks: the candidates of the pending-review state."""
         raise NotImplementedError
 
+    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
+        """Reviewed benchmarks: the push units of the corrected versions (n+1) that
+        ``corrections`` describes for the candidates of the pending-review ``state`` — what
+        ``benchforge review push --corrections`` pushes, and exactly what the release build with
+        the same corrections file checks the approvals against."""
+        raise SystemExit(f"{self.name} takes no corrections file")
+
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         """The great-expectations suites (:class:`exports.quality.Suite`) every release of this
@@ -168,3 +175,16 @@ class Benchmark:
         """Manifest facts, checks (raise ReleaseError to stop the publish), reports written
         into ``ctx.staging / "reports"``, card text."""
         raise NotImplementedError
+
+
+def review_violations(violations: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The manifest's count of integrity violations per kind (``annotation.routing``) standing in
+    the decision log a reviewed release was built from — ``{}`` when it had none. Decisions given
+    as a file of rows record no violations, so the key is left out then rather than claiming
+    zero."""
+    if violations is None:
+        return {}
+    counts: dict[str, int] = {}
+    for v in violations:
+        counts[v["kind"]] = counts.get(v["kind"], 0) + 1
+    return {"violations": dict(sorted(counts.items()))}

@@ -360,10 +360,9 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             "config_sha256": config_hash(ctx.config), "code_version": code_version(),
             "review_media": "media/" if review.media else None,
             **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
-            "next": "push review_candidates.jsonl to Label Studio, pull the decisions, then rebuild "
-                    "with --decisions <decision log>",
             **review.status,
         }
+        status["next"] = next_commands(benchmark, ctx, state_dir, status)
         (tmp / "status.json").write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
         publish(tmp, state_dir)
     return state_dir
@@ -378,19 +377,49 @@ def print_counts(benchmark: Benchmark, counts: dict[str, dict[str, int]], pendin
         print(line + (f" {c.get('pending', 0):>8}" if pending else ""))
 
 
+def next_commands(benchmark: Benchmark, ctx: BuildContext, state: Path, status: dict[str, Any]
+                  ) -> list[str]:
+    """The review loop's commands for this pending state, complete enough to paste: the server's
+    data dir (``configs/review_panel.yaml``), the media folder and the decision log are named in
+    each. The decision log sits beside the versioned states (``<out>/<benchmark>/review/log``),
+    which a rebuild replaces; the server serves copies of the media (``annotation.routing``), so
+    neither a rebuild nor a release breaks a task under review."""
+    from annotation.server import load_panel_config
+
+    exe = Path(sys.executable).with_name("benchforge")
+    bf = str(exe) if exe.exists() else f"{sys.executable} -m pipelines.cli"
+    data_dir = load_panel_config().data_dir
+    log = ctx.out_root / "review" / "log"
+    media = Path(status.get("media_root") or state / "media")
+    round_ = f"--benchmark {benchmark.name} --round {status['review_round']} --rubric {status['rubric']}"
+    build = (f"{bf} build {benchmark.name} --config {ctx.config_path.resolve()} "
+             f"--raw-dir {ctx.raw_dir.resolve()} --out {ctx.out_root.parent}")
+    return [
+        f"{bf} review server start --data-dir {data_dir}",
+        f"{bf} review panel ensure --data-dir {data_dir}",
+        f"{bf} review push --data-dir {data_dir} {round_} --candidates {state / 'review_candidates.jsonl'} "
+        f"--media-dir {media} --log-dir {log}",
+        f"{bf} review pull --data-dir {data_dir} {round_} --log-dir {log}",
+        f"{bf} review status --log-dir {log} --benchmark {benchmark.name}",
+        f"{build} --decisions {log}",
+    ]
+
+
 def print_pending(benchmark: Benchmark, ctx: BuildContext, state: Path,
                   counts: dict[str, dict[str, int]]) -> None:
     st = json.loads((state / "status.json").read_text())
     print(f"\nPENDING REVIEW — no release written. {st['candidates']} candidates wait for four "
           f"approvals each (StreamVibe App. B.3).\n  state: {state}")
     print_counts(benchmark, counts, pending=True)
-    print(f"  next: python -m annotation.cli push --benchmark {benchmark.name} "
-          f"--round {st['review_round']} --rubric {st['rubric']} "
-          f"--candidates {state / 'review_candidates.jsonl'} "
-          f"--media-root {st.get('media_root') or state / 'media'}")
-    print(f"        python -m annotation.cli pull --benchmark {benchmark.name} "
-          f"--round {st['review_round']} --rubric {st['rubric']} --log-dir <decision log>")
-    print("        rerun this build with --decisions <decision log>")
+    steps = ("start the review server and its panel (once; it serves every benchmark's and "
+             "round's media)", None, "push the candidates (their media are copied to the server)",
+             "when the reviewers are done: pull the decisions, see the states",
+             None, "build the release from the decision log")
+    print("  next (paste as they are):")
+    for step, cmd in zip(steps, st["next"], strict=True):
+        if step:
+            print(f"  # {step}")
+        print(f"    {cmd}")
 
 
 def print_summary(benchmark: Benchmark, final: Path, manifest: dict[str, Any], fin: Finalized) -> None:

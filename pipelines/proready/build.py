@@ -23,7 +23,13 @@ import pyarrow.parquet as pq
 from core.errors import BadInput
 from exports.release import ReleaseError, source_digest
 from pipelines.common import driver
-from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
+from pipelines.common.benchmark import (
+    Benchmark,
+    BuildContext,
+    Finalized,
+    PendingReview,
+    review_violations,
+)
 from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.generation import ITEMS, GenerationConfig, generation_config
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
@@ -31,6 +37,7 @@ from pipelines.proready.quality import verifiability
 from pipelines.proready.release import reviewed_item
 from pipelines.proready.review import (
     RUBRIC,
+    apply_corrections,
     number_corrections,
     read_rows,
     review_candidate,
@@ -108,10 +115,19 @@ class ProReady(Benchmark):
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for d in ctx.decisions or []:
             decisions[str(d["sample_id"])].append(d)
+        violations = None
+        if ctx.decisions is not None:
+            from annotation.decision_log import read_standing_violations
+
+            violations = read_standing_violations(args.decisions, self.name)
+        by_sample: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for v in violations or []:
+            by_sample[str(v["sample_id"])].append(v)
         generation = generation_config(cfg, REPO, str(ctx.config_path))
         ctx.state.update(root=root, reader=reader, generation=generation,
                          corrections=dict(by_item), n_corrections=len(corrections),
-                         decisions=dict(decisions),
+                         decisions=dict(decisions), violations=violations,
+                         violations_by_sample=dict(by_sample),
                          panel=int((cfg.get("review") or {}).get("panel_size", 4)))
 
     def groups(self, ctx: BuildContext) -> list[str]:
@@ -138,7 +154,7 @@ class ProReady(Benchmark):
             staging=str(ctx.staging), generation=st["generation"], review=ctx.decisions is not None,
             decisions=st["decisions"], corrections=st["corrections"],
             corrections_file=ctx.args.corrections.name if ctx.args.corrections else "",
-            panel_size=st["panel"]))
+            panel_size=st["panel"], violations=st["violations_by_sample"]))
 
     def _sources(self, ctx: BuildContext) -> dict[str, Any]:
         reader = ctx.state["reader"]
@@ -150,7 +166,7 @@ class ProReady(Benchmark):
     def pending(self, ctx: BuildContext) -> PendingReview:
         cands = sorted(json.loads((ctx.staging / "_build" / "candidates.json").read_text()),
                        key=lambda c: c["id"])
-        kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "source")
+        kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
         media_dir = ctx.staging / "_build" / "media"
         media, media_root = review_media(media_dir, cands, ctx.state["root"], kind)
         review = ctx.config.get("review") or {}
@@ -164,6 +180,28 @@ class ProReady(Benchmark):
                     "per_task": dict(sorted(Counter(c["task_type"] for c in cands).items())),
                     "multi_turn": sum(1 for c in cands if c["num_turns"] > 1)},
             media=media_dir if media_root is None else None)
+
+    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
+        """Each corrected item's latest version, checked like the release build checks it
+        (:func:`pipelines.proready.review.apply_corrections`), with its candidate's media."""
+        items = {c["id"]: c for c in map(json.loads, (state / "candidates.jsonl").read_text().splitlines())}
+        media = {u["sample_id"]: u["media"] for u in map(
+            json.loads, (state / "review_candidates.jsonl").read_text().splitlines())}
+        try:
+            rows = read_rows(corrections)
+        except (OSError, BadInput) as exc:
+            raise SystemExit(f"--corrections: {exc}") from exc
+        by_item: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        for n, c in number_corrections(rows):
+            by_item[str(c.get("sample_id", ""))].append((n, c))
+        units = []
+        for sid, mine in sorted(by_item.items()):
+            latest, rejected = apply_corrections(items.get(sid), mine, corrections.name)
+            if rejected or latest is None:
+                raise SystemExit("--corrections: " + "; ".join(
+                    f"{r.source_file}: {r.field}: {r.reason}" for r in rejected))
+            units.append(review_candidate(latest, media[sid]))
+        return units
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
@@ -196,6 +234,7 @@ class ProReady(Benchmark):
         states = json.loads((ctx.staging / "_build" / "review.json").read_text())
         review_states = dict(sorted(Counter(s["state"] for s in states).items()))
         (reports / "review.json").write_text(json.dumps({
+            **review_violations(ctx.state["violations"]),
             "states": review_states,
             "statuses": {s["id"]: {k: s[k] for k in ("state", "version", "approvals", "objections")}
                          for s in sorted(states, key=lambda s: s["id"])},
@@ -214,7 +253,8 @@ class ProReady(Benchmark):
                 "review": {"rubric": RUBRIC, "round": review.get("round", "proready-r1"),
                            "panel_size": panel, "states": review_states,
                            "decisions": len(ctx.decisions or []),
-                           "corrections": ctx.state["n_corrections"]},
+                           "corrections": ctx.state["n_corrections"],
+                           **review_violations(ctx.state["violations"])},
                 "qc": qc,
             },
             warnings=warnings(ctx.config, qc, ctx.args.decisions),

@@ -58,6 +58,7 @@ class PipelineConfig:
     corrections: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict, hash=False)
     corrections_file: str = ""
     panel_size: int = 4
+    violations: dict[str, list[dict[str, Any]]] = field(default_factory=dict, hash=False)  # by id
 
 
 class BuildCandidates(beam.DoFn):
@@ -115,7 +116,8 @@ class ReviewGate(beam.DoFn):
             if cands:  # a candidate whose correction failed: rejected instead of reviewed
                 yield TaggedOutput(COUNTS, (ITEMS, "review_correction_rejected"))
             return
-        approved, item, status = decide(latest, self.cfg.decisions.get(sid, []), self.cfg.panel_size)
+        approved, item, status = decide(latest, self.cfg.decisions.get(sid, []), self.cfg.panel_size,
+                                        self.cfg.violations.get(sid, []))
         yield TaggedOutput(STATUS, {"id": sid, "state": status.state, "version": status.version,
                                     "approvals": list(status.approvals),
                                     "objections": [list(o) for o in status.objections],

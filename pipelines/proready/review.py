@@ -8,8 +8,8 @@ of :mod:`annotation.rubrics`; routing, the integrity checks of pulled decisions,
 and the approval rule are :mod:`annotation.routing`, :mod:`annotation.decision_log` and
 :mod:`annotation.approval` — this module only adapts ProReady items to them:
 
-* :func:`review_content` — the complete review unit shown to reviewers (turns as paragraphs with
-  their ask time, the evidence windows as JSON); its hash is the item's ``content_hash``.
+* :func:`review_content` — the complete review unit shown to reviewers (questions and reference
+  answers with their times, the evidence windows); its hash is the item's ``content_hash``.
 * :func:`review_candidate` — one line of the JSONL ``python -m annotation.cli push`` reads.
 * :func:`apply_corrections` — a correction (JSONL: ``sample_id``, ``version``, ``turns``) is a new
   version n+1 of the item, re-validated like a generated candidate; its earlier approvals no
@@ -135,13 +135,15 @@ def apply_corrections(
     return latest, rejected
 
 
-def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: int = 4
-           ) -> tuple[bool, dict[str, Any], Status]:
+def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: int = 4,
+           violations: Iterable[dict[str, Any]] = ()) -> tuple[bool, dict[str, Any], Status]:
     """(approved?, the kept item with its approvals — or the filtered item with the review state
-    as evidence —, status) for one item's latest version. Only all ``panel_size`` reviewers on
-    the exact latest version and content hash release it (:mod:`annotation.approval`)."""
+    and any standing integrity ``violations`` as evidence —, status) for one item's latest
+    version. Only all ``panel_size`` reviewers on the exact latest version and content hash
+    release it (:mod:`annotation.approval`)."""
     sid = item["id"]
-    s = statuses(decisions, panel_size=panel_size, latest_versions={sid: int(item["version"])})[sid]
+    s = statuses(decisions, panel_size=panel_size, latest_versions={sid: int(item["version"])},
+                 violations=violations)[sid]
     if s.releasable and s.version == item["version"] and s.content_hash == item["content_hash"]:
         rounds = {int(d["version"]): str(d["review_round"]) for d in decisions
                   if d.get("decision") == "approve" and d.get("rater_kind", "human") == "human"}
@@ -155,9 +157,11 @@ def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: in
     else:
         state = f"review_{s.state}"
         why = (f"v{item['version']}: {len(s.approvals)}/{panel_size} approvals"
-               + (f", objections {list(s.objections)}" if s.objections else ""))
+               + (f", objections {list(s.objections)}" if s.objections else "")
+               + (f"; integrity violations: {'; '.join(s.violations)}" if s.violations else ""))
     evidence = {"state": s.state, "version": s.version, "approvals": list(s.approvals),
-                "objections": [list(o) for o in s.objections]}
+                "objections": [list(o) for o in s.objections],
+                **({"violations": list(s.violations)} if s.violations else {})}
     return False, dict(item, filter_name=state, filter_reason=why,
                        filter_evidence=json.dumps(evidence, sort_keys=True)), s
 
@@ -167,11 +171,12 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
     """Video id → media path for the review tasks, and the media root they are relative to
     (None: the state's ``media/`` folder, where ``folder`` goes).
 
-    ``source``: the source videos as they are (fine when they are H.264 mp4 / webm). ``webm`` /
-    ``mp4``: a browser-playable copy per video under ``media/proready/`` (docs/label_studio.md:
-    browsers do not play mp4v/AVI, the review UI would spin forever), transcoded with
-    :func:`core.media.video.transcode_for_browser`, which keeps the real timeline so the
-    reviewers' timestamps are the source's."""
+    ``mp4`` (the default, ``review.media`` in configs/proready.yaml) / ``webm``: a
+    browser-playable copy per video under ``media/proready/`` (H.264 / VP9; docs/label_studio.md:
+    browsers do not play mp4v or AVI — Label Studio shows "error rendering your video" or spins
+    forever), transcoded with :func:`core.media.video.transcode_for_browser`, which keeps the
+    real timeline so the reviewers' timestamps are the source's. ``source``: the source videos as
+    they are, only for sources that are already H.264 mp4 / webm."""
     videos = {c["video_id"]: c["video_file"] for c in candidates}
     if kind == "source":
         return videos, source_root
@@ -179,6 +184,7 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
         raise SystemExit(f"review media must be source, webm or mp4, got {kind!r}")
     from core.media.video import transcode_for_browser
 
+    folder.mkdir(parents=True, exist_ok=True)  # the state's media/, even with no candidate
     out = {}
     for vid, rel in sorted(videos.items()):
         out[vid] = f"{BENCHMARK}/{vid}.{kind}"

@@ -30,7 +30,13 @@ from core.errors import BadInput
 from core.files import write_json_atomic
 from exports.release import ReleaseError, source_digest, write_empty_shards
 from pipelines.common import driver
-from pipelines.common.benchmark import Benchmark, BuildContext, Finalized, PendingReview
+from pipelines.common.benchmark import (
+    Benchmark,
+    BuildContext,
+    Finalized,
+    PendingReview,
+    review_violations,
+)
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts, supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
@@ -139,14 +145,18 @@ class StreamVibe(Benchmark):
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
-        statuses = None
+        statuses = violations = None
         if ctx.decisions is not None:
+            from annotation.decision_log import read_standing_violations
+
             panel = int((cfg.get("review") or {}).get("panel_size", 4))
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
-            statuses = review_statuses(ctx.decisions, panel, latest)
+            violations = read_standing_violations(ctx.args.decisions, self.name)
+            statuses = review_statuses(ctx.decisions, panel, latest, violations)
         ctx.state.update(root=root, manifest=manifest,
                          intents=intents, specs_version=load_intent_specs(intents)[0],
-                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
+                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses,
+                         violations=violations)
         if TRAIN_SPLIT in ctx.splits:
             # recorded in this release's manifest (config.train), so its config sha256 covers it
             ctx.config["train"] = train = load_train_config(ctx.args.train_config, REPO)
@@ -230,6 +240,13 @@ class StreamVibe(Benchmark):
             status=status,
             media=media)
 
+    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
+        raise SystemExit(
+            "streamvibe takes no corrections file: a StreamVibe candidate is corrected where it "
+            "comes from (its task record or the generator); the rebuild gives every changed "
+            f"candidate version n+1 (ledger {state.parent / 'ledger.json'}) in the new state's "
+            "review_candidates.jsonl — push that file")
+
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         from pipelines.streamvibe.quality import suites, training_suites
@@ -280,7 +297,8 @@ class StreamVibe(Benchmark):
                 "videos": videos,
                 "allocation": allocation,
                 "review": {"panel_size": int((ctx.config.get("review") or {}).get("panel_size", 4)),
-                           "states": dict(sorted(review_states.items()))},
+                           "states": dict(sorted(review_states.items())),
+                           **review_violations(ctx.state["violations"])},
                 "pointwise_rows": pointwise_rows,
                 "fpr_near": probe_facts(ctx.config),
             },

@@ -86,20 +86,26 @@ def update_ledger(ledger: dict[str, list[dict[str, Any]]], candidates: Iterable[
 
 
 def review_statuses(decisions: list[dict[str, Any]], panel_size: int = 4,
-                    latest_versions: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
+                    latest_versions: dict[str, int] | None = None,
+                    violations: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """sample id → plain-dict status by :func:`annotation.approval.statuses` (all ``panel_size``
-    human reviewers approve the same, latest version), plus that version's human decisions."""
+    human reviewers approve the same, latest version; objections final; standing ``violations``
+    of the decision log block it), plus that version's human decisions (each distinct one once:
+    the log keeps every state ever pulled)."""
     from annotation.approval import statuses
 
     out = {}
-    for sid, st in statuses(decisions, panel_size=panel_size, latest_versions=latest_versions).items():
-        mine = [d for d in decisions if d["sample_id"] == sid and int(d["version"]) == st.version
-                and d.get("rater_kind", "human") == "human"]
+    for sid, st in statuses(decisions, panel_size=panel_size, latest_versions=latest_versions,
+                            violations=violations or ()).items():
+        mine = {canonical_json(r): r for r in (
+            {k: d[k] for k in ("reviewer", "decision", "version", "review_round", "created_at")}
+            for d in decisions if d["sample_id"] == sid and int(d["version"]) == st.version
+            and d.get("rater_kind", "human") == "human")}
         out[sid] = {"state": st.state, "version": st.version, "content_hash": st.content_hash,
                     "approvals": list(st.approvals), "objections": [list(o) for o in st.objections],
-                    "decisions": sorted(({k: d[k] for k in ("reviewer", "decision", "version",
-                                                             "review_round", "created_at")}
-                                         for d in mine), key=lambda d: (d["reviewer"], d["created_at"]))}
+                    "violations": list(st.violations),
+                    "decisions": sorted(mine.values(), key=lambda d: (d["reviewer"], d["created_at"],
+                                                                      d["decision"]))}
     return out
 
 
@@ -114,7 +120,10 @@ def gate(c: dict[str, Any], status: dict[str, Any] | None) -> tuple[bool, str, l
     if status["content_hash"] and status["content_hash"] != c["content_hash"]:
         return False, "the reviewed content hash differs from the candidate's", record
     if status["state"] != "approved":
-        return False, f"review state {status['state']!r} (objections: {status['objections']})", record
+        violations = status.get("violations") or []
+        return False, (f"review state {status['state']!r} (objections: {status['objections']})"
+                       + (f"; integrity violations: {'; '.join(violations)}" if violations else "")
+                       ), record
     return True, "approved by all reviewers", record
 
 

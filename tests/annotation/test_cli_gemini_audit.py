@@ -73,3 +73,59 @@ def test_gemini_review_then_audit_from_the_cli(tmp_path: Path, monkeypatch) -> N
     for reviewer, ds in HUMANS.items():
         expected = cohen_kappa_score(model_bin, [ds[s] == "approve" for s in sids])
         assert pairs[reviewer] == pytest.approx(expected, abs=1e-12)
+
+
+def test_audit_counts_the_first_decision_of_the_full_history(tmp_path: Path) -> None:
+    """Issue 14: r1 said "revise", a later pull shows "approve" on the same annotation; the audit
+    takes the first (independent) decision, so r1 counts as a non-approval."""
+    import json as _json
+
+    from annotation import decision_log
+    from annotation.cli import main as cli
+
+    def row(sid: str, rev: str, dec: str) -> dict:
+        return {"benchmark": "b", "review_round": "r", "sample_id": sid, "version": 1,
+                "content_hash": "h" + sid, "task_type": "I", "reviewer": rev, "rater_kind": "human",
+                "decision": dec, "criteria": [], "comment": "", "lead_time": 1.0,
+                "created_at": "2026-11-29T10:00:00Z", "source_task_id": 1,
+                "source_annotation_id": int(rev[1:]) + 10 * int(sid[1:])}
+
+    first = [row(s, f"r{i}", "revise" if (s, i) == ("s1", 1) else "approve")
+             for s in ("s1", "s2") for i in range(1, 5)]
+    second = [dict(r, decision="approve") for r in first]
+    log = tmp_path / "log"
+    decision_log.append(log, first, benchmark="b", review_round="r")
+    decision_log.append(log, second, benchmark="b", review_round="r")
+    assert cli(["audit", "--log-dir", str(log), "--out", str(tmp_path / "rep")]) == 0
+    result = _json.loads((tmp_path / "rep" / "agreement.json").read_text())
+    assert result["overall"]["decision_distribution"] == {"approve": 7, "revise": 1, "reject": 0}
+
+
+def test_audit_lists_candidates_nobody_reviewed(tmp_path: Path) -> None:
+    """Issue 14: the frozen candidate set comes from the push records, so a candidate without any
+    decision is listed (it was simply absent before)."""
+    import json as _json
+
+    from annotation import decision_log
+    from annotation.cli import main as cli
+
+    log = tmp_path / "log"
+    decision_log.append_push(log, [{"benchmark": "b", "review_round": "r", "sample_id": s,
+                                    "version": 1, "task_type": "I", "tasks": {}, "projects": {}}
+                                   for s in ("s1", "s2", "s3")], benchmark="b", review_round="r")
+    rows = [{"benchmark": "b", "review_round": "r", "sample_id": "s1", "version": 1,
+             "content_hash": "h", "task_type": "I", "reviewer": f"r{i}", "rater_kind": "human",
+             "decision": "approve", "criteria": [], "comment": "", "lead_time": 1.0,
+             "created_at": "2026-11-29T10:00:00Z", "source_task_id": 1, "source_annotation_id": i}
+            for i in range(1, 5)] + [
+            {"benchmark": "b", "review_round": "r", "sample_id": "s2", "version": 1,
+             "content_hash": "h2", "task_type": "I", "reviewer": "r1", "rater_kind": "human",
+             "decision": "revise", "criteria": [], "comment": "", "lead_time": 1.0,
+             "created_at": "2026-11-29T10:00:00Z", "source_task_id": 2, "source_annotation_id": 9}]
+    decision_log.append(log, rows, benchmark="b", review_round="r")
+    assert cli(["audit", "--log-dir", str(log), "--out", str(tmp_path / "rep")]) == 0
+    result = _json.loads((tmp_path / "rep" / "agreement.json").read_text())
+    assert (result["unreviewed_ids"], result["incomplete_ids"]) == (["s3"], ["s2"])
+    assert result["overall"]["n_candidates"] == 1 and result["overall"]["n_incomplete"] == 2
+    md = (tmp_path / "rep" / "agreement.md").read_text()
+    assert "nobody decided on version 1 (excluded from the statistics): 1 — s3" in md

@@ -107,3 +107,33 @@ def test_empty_audit_still_reports(tmp_path):
     md = Path(paths[0]).read_text()
     assert "| overall | 0 |" in md and ag.REASON_NO_CANDIDATES in md
     assert all(Path(p).stat().st_size > 0 for p in paths)
+
+
+def test_kappa_plot_shows_every_value(tmp_path, monkeypatch):
+    """Issue 14: κ = −0.333 must be inside the plot's y-range (it was clipped at −0.2)."""
+    import matplotlib.figure
+
+    from annotation.agreement import audit
+    from annotation.report import write_agreement_report
+
+    rows = []
+    for s, decs in (("a", ["approve", "approve", "revise", "revise"]),
+                    ("b", ["revise", "revise", "approve", "approve"]),
+                    ("c", ["approve", "revise", "approve", "revise"])):
+        for i, d in enumerate(decs, start=1):
+            rows.append({"sample_id": s, "version": 1, "task_type": "I", "reviewer": f"r{i}",
+                         "rater_kind": "human", "decision": d, "created_at": "2026-11-29T10:00:00Z"})
+    result = audit(rows, ["r1", "r2", "r3", "r4"], None, n_boot=50)
+    kappa = result.overall.fleiss_kappa
+    assert kappa == pytest.approx(-1 / 3)
+    seen = []
+    orig = matplotlib.figure.Figure.savefig
+
+    def spy(self, *a, **k):
+        seen.append([ax.get_ylim() for ax in self.axes])
+        return orig(self, *a, **k)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    write_agreement_report(result, tmp_path)
+    low, high = seen[-1][0]
+    assert low < kappa < high

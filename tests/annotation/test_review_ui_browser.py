@@ -2,15 +2,19 @@
 
 Why a browser and not the API: everything else in ``annotation`` is checked through the API,
 but what a reviewer *sees* — a video that plays and seeks (mp4v does not play, docs/label_studio.md),
-the evidence windows with their times, the rubric with its help texts, candidate text escaped —
-only shows in the page. So these tests log in as a reviewer with Debian's headless Chromium
-(``tests/support/browser.py``), open a StreamVibe and a ProReady-QA task pushed by the real
-``push`` with media transcoded by the pipelines' own code (H.264 mp4 / VP9 webm), check that the
-video becomes playable with the right duration and frame count, jump to an evidence window with
-its play button, decide with the keyboard shortcut and the checkboxes, type a comment, submit,
-and check through the API and ``pull`` that the decision is stored under that reviewer with a
-``lead_time``. Screenshots go to the test's output folder (``tmp_path``); with
-``BENCHFORGE_UI_SCREENSHOTS=<dir>`` they are also copied there (how docs/img was made).
+the evidence windows with their times, the rubric with its help texts, candidate text escaped,
+the decision on screen, nobody else's decision — only shows in the page. So these tests log in
+as a reviewer with Debian's headless Chromium (``tests/support/browser.py``) at 1366x768, open a
+StreamVibe and a ProReady-QA task pushed by the real ``push`` with media transcoded by the
+pipelines' own code (H.264 mp4 / VP9 webm), check that the decision and the criteria are visible
+without scrolling, that windows and turns read as text (no raw JSON, no 00:00:00 times) and the
+complete candidate keeps its indentation, that the video becomes playable with the right duration
+and frame count, jump to an evidence window with its play button, decide with the keyboard
+shortcut and the checkboxes, type a comment, submit, and check through the API and ``pull`` that
+the decision is stored under that reviewer with a ``lead_time`` and no violation. Another test
+checks that a reviewer's task list, task and "Compare All" show no other reviewer's decision.
+Screenshots go to the test's output folder (``tmp_path``); with ``BENCHFORGE_UI_SCREENSHOTS=<dir>``
+they are also copied there (how docs/img was made).
 """
 
 from __future__ import annotations
@@ -22,16 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from annotation.label_config import parse_result
-from annotation.routing import Candidate, find_project, pull, push
+from annotation.label_config import build_result, parse_result
+from annotation.routing import Candidate, pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
 from annotation.server import Member, SecretStore
-from core.media.video import probe_video, transcode_for_browser
-from pipelines.proready.review import review_candidate
+from core.media.video import probe_video
+from pipelines.proready.review import review_candidate, review_media
 from pipelines.streamvibe import review as sv_review
 from tests.support.browser import VIEWPORT, browser_context, chromium, login  # noqa: F401 (fixtures)
-from tests.support.label_studio import LSEnv
+from tests.support.label_studio import LSEnv, push_round
 
 pytestmark = pytest.mark.label_studio
 
@@ -88,14 +93,15 @@ def _open_as(ctx: Any, ls_env: LSEnv, member: Member, pid: int, tid: int
     return page, errors
 
 
-def _check_video(page: Any, media: Path, media_root: Path, fps: float) -> dict[str, Any]:
-    """The browser reached a playable state on our file, with its real duration, and Label
-    Studio's frame counter uses the frame rate we gave ``<Video frameRate>``."""
+def _check_video(page: Any, media: Path, url: str, fps: float) -> dict[str, Any]:
+    """The browser reached a playable state on our file (the task's URL into the server's media
+    store), with its real duration, and Label Studio's frame counter uses the frame rate we gave
+    ``<Video frameRate>``."""
     page.wait_for_function(VIDEO_READY, timeout=60_000)
     st = page.evaluate(VIDEO_STATE)
     real = probe_video(media).duration_s
     assert st["error"] is None and st["ready"] >= 3
-    assert st["src"].endswith("/data/local-files/?d=" + media.relative_to(media_root).as_posix())
+    assert st["src"].endswith(url)
     assert st["duration"] == pytest.approx(real, abs=0.05)
     counter = page.locator(".lsf-frames-control").inner_text()
     total = int(re.fullmatch(r"\s*\d+\s+of\s+(\d+)\s*", counter).group(1))
@@ -196,37 +202,63 @@ def _sv_candidate(fps: float, duration: float) -> dict[str, Any]:
     }
 
 
+def _fold(page: Any) -> float:
+    """Top of Label Studio's bottom bar (Submit): what lies below it needs scrolling."""
+    return float(page.locator('button[aria-label="Submit current annotation"]').bounding_box()["y"])
+
+
+def _above_the_fold(page: Any, labels: list[str]) -> None:
+    """The task opened scrolled to its top, and each label (decision, criteria) is on screen."""
+    assert page.evaluate("() => document.querySelector('.lsf-main-content').scrollTop") == 0
+    fold = _fold(page)
+    for label in labels:
+        box = page.locator("label", has_text=label).first.bounding_box()
+        assert box is not None and box["y"] > 48 and box["y"] + box["height"] <= fold, (label, box, fold)
+
+
+def _decision_labels(rubric: Any) -> list[str]:
+    return [*DECISION_LABELS.values(), *(c.label for c in rubric.criteria)]
+
+
 def test_streamvibe_review_in_browser(ls_env, panel, browser_context, videos, tmp_path):  # noqa: F811
-    """StreamVibe: H.264 review copy plays and seeks; markup in the candidate stays text; r1
-    approves with all four criteria (key 1) and the decision is r1's, through the API and pull."""
+    """StreamVibe at 1366x768: decision and criteria on screen as the task opens; H.264 review
+    copy plays and seeks; windows and turns read as text; markup in the candidate stays text; the
+    complete candidate keeps its indentation; r1 approves with all four criteria (key 1) and the
+    decision is r1's, through the API and pull."""
     admin = panel.admin.client()
     src = probe_video(videos / "tree.avi")
     cand = _sv_candidate(round(src.fps, 3), round(src.duration_s, 3))
-    sv_review.prepare_media([cand], str(videos), ls_env.media_root)  # the pipeline's own transcode
-    media = ls_env.media_root / sv_review.media_name(cand)
+    media_dir = tmp_path / "media"
+    sv_review.prepare_media([cand], str(videos), media_dir)  # the pipeline's own transcode
+    media = media_dir / sv_review.media_name(cand)
     assert media.suffix == ".mp4"  # ffmpeg present: H.264, not mp4v
-    tasks = push(admin, "streamvibe", "ui-browser", [sv_review.to_routing_candidate(cand)],
-                 STREAMVIBE, ls_env.media_root)
-    tid = tasks[(cand["id"], 1)]
-    pid = find_project(admin, "streamvibe", "ui-browser").id
-    assert admin.tasks.get(id=str(tid)).data["fps"] == pytest.approx(15.0, abs=0.01)
+    pushed = push_round(ls_env, panel, "streamvibe", "ui-browser", [sv_review.to_routing_candidate(cand)],
+                        STREAMVIBE, tmp_path / "log", media_dir=media_dir)
+    tid, pid = pushed.task_id("r1", (cand["id"], 1)), pushed.projects["r1"]
+    data = admin.tasks.get(id=str(tid)).data
+    assert data["fps"] == pytest.approx(15.0, abs=0.01)
 
     r1 = panel.reviewer("r1")
     page, js_errors = _open_as(browser_context, ls_env, r1, pid, tid)
     shot = Shots(page, tmp_path, "streamvibe")
-    _check_video(page, media, ls_env.media_root, fps=15.0)
+    _check_video(page, media, data["media_0"], fps=15.0)
     assert src.duration_s == pytest.approx(probe_video(media).duration_s, abs=0.5)
-    page.wait_for_timeout(500)  # let the first frame reach the canvas for the screenshot
-    shot("task-opened", top=True)
+    page.wait_for_timeout(1000)  # the first frame reaches the canvas; Label Studio settles
+    _above_the_fold(page, _decision_labels(STREAMVIBE))
+    shot("task-opened")  # 1366x768 as opened: the decision is visible without scrolling
 
-    # everything the rubric asks about is on the page, candidate text as text
+    # everything the rubric asks about is on the page, readable, candidate text as text
     body = page.locator("body")
     seen = _page_text(page)
-    for text in ("Initial instruction", "Timestamped user turns", "user @ 0.0s",
-                 "e0  [11.0 s \u2013 14.0 s]", "e1  [20.0 s \u2013 23.0 s]",
-                 "A hand passes in front of the tree.", "Decision (keys 1 / 2 / 3)",
-                 *[f"{c.label}: {c.hint}" for c in STREAMVIBE.criteria]):
+    for text in ("Initial instruction", "Timestamped user turns",
+                 f"user @ 0.0 s: Tell me when a hand appears. {IMG} (intent: i0 · kind: initial)",
+                 "e0 [11.0 s \u2013 14.0 s]", "e1 [20.0 s \u2013 23.0 s]",
+                 "A hand passes in front of the tree.", "(intent: i0 · preferred: 12.0 · proactive: yes)",
+                 "Decision (keys 1 / 2 / 3)", *[f"{c.label}: {c.hint}" for c in STREAMVIBE.criteria]):
         assert _has(seen, text), text
+    assert '{"intent"' not in seen and "00:00:00 - 00:00:00" not in seen
+    # the complete candidate is shown as indented JSON (white space kept)
+    assert '\n  "duration_s": 29.6' in page.evaluate("() => document.body.innerText")
     for markup in (SCRIPT, STYLE, IMG):
         assert page.get_by_text(markup, exact=False).count() >= 1, markup
     assert page.evaluate("() => [window.__bf_xss, window.__bf_img]") == [None, None]
@@ -243,7 +275,7 @@ def test_streamvibe_review_in_browser(ls_env, panel, browser_context, videos, tm
     page.locator(".lsf-frames-control").scroll_into_view_if_needed()
     shot("window-e0")  # frame counter at 11.0 s (frame 165 of 449 at 15 fps)
 
-    # on a wide screen the text and the decision sit next to the video (two columns)
+    # on a wide screen there is room for everything next to the video
     page.set_viewport_size({"width": 1680, "height": 1000})
     page.wait_for_timeout(500)
     video_box = page.locator(".lsf-frames-control").bounding_box()
@@ -272,66 +304,119 @@ def test_streamvibe_review_in_browser(ls_env, panel, browser_context, videos, tm
     parsed = parse_result(a["result"], STREAMVIBE)
     assert (parsed.decision, parsed.criteria, parsed.comment) == (
         "approve", STREAMVIBE.criterion_keys, comment)
-    res = pull(admin, "streamvibe", "ui-browser", STREAMVIBE, panel)
-    assert res.violations == []
+    res = pull(admin, "streamvibe", "ui-browser", STREAMVIBE, panel, log_dir=tmp_path / "log")
+    assert res.violations == []  # a UI submit is not an edit (edited_decision)
     assert [(d["reviewer"], d["decision"], d["sample_id"], d["version"]) for d in res.decisions] == [
         ("r1", "approve", cand["id"], 1)]
     assert res.decisions[0]["lead_time"] == pytest.approx(a["lead_time"])
 
 
 def _pr_item() -> dict[str, Any]:
-    """A ProReady-QA item over bikes.mp4 with one future-dependent question carrying markup."""
-    turn = {"turn_index": 0, "task_type": "ctd", "question": f"Which way will the riders turn? {SCRIPT}",
-            "answer": f"To the left. {STYLE}", "ask_time_s": 2.0, "t_s": 6.0, "t_e": 8.5,
-            "refers_to": -1, "dependency": "none", "cue": "riders", "coarse_start_s": 5.0,
-            "coarse_end_s": 9.0, "evidence_method": "native_cue", "generator": "template"}
-    return {"id": "ui-bikes.ctd-0", "version": 1, "task_type": "ctd", "video_id": "ui-bikes",
-            "video_sha256": "1" * 64, "video_fps": 25.0, "turns": [turn]}
+    """A ProReady-QA item over tree.avi (an AVI source, which no browser plays) with one
+    future-dependent question carrying markup."""
+    turn = {"turn_index": 0, "task_type": "ctd",
+            "question": f"When will something cover the tree? {SCRIPT}",
+            "answer": f"Now: a hand covers the top right. {STYLE}", "ask_time_s": 2.0, "t_s": 24.0,
+            "t_e": 27.0, "refers_to": -1, "dependency": "none", "cue": "hand", "coarse_start_s": 23.0,
+            "coarse_end_s": 28.0, "evidence_method": "native_cue", "generator": "template"}
+    return {"id": "ui-tree.ctd-0", "version": 1, "task_type": "ctd", "video_id": "ui-tree",
+            "video_file": "tree.avi", "video_sha256": "1" * 64, "video_fps": 15.0, "turns": [turn]}
 
 
 def test_proready_review_in_browser(ls_env, panel, browser_context, videos, tmp_path):  # noqa: F811
-    """ProReady-QA: VP9 webm review copy plays and seeks to t_s; r2 asks for a revision (key 2)
-    with one criterion and a comment, stored as r2's decision."""
+    """ProReady-QA at 1366x768 with the build's default review media (``review.media`` of
+    configs/proready.yaml: an H.264 copy of the AVI source — the source itself showed "error
+    rendering your video"): decision on screen, turns with their real times (no 00:00:00
+    labels), the video plays and seeks to t_s; r2 asks for a revision (key 2) with one criterion
+    and a comment, stored as r2's decision."""
     admin = panel.admin.client()
-    media = ls_env.media_root / "proready-ui" / "ui-bikes.webm"
-    info = transcode_for_browser(videos / "bikes.mp4", media)  # what `--review-media webm` runs
-    assert info.duration_s == pytest.approx(10.0, abs=0.1)
-    line = review_candidate(_pr_item(), [str(media)])
+    kind = yaml.safe_load((ROOT / "configs" / "proready.yaml").read_text())["review"]["media"]
+    item = _pr_item()
+    media_dir = tmp_path / "media"
+    paths, root = review_media(media_dir, [item], str(videos), kind)  # what the build runs
+    assert (kind, root, paths) == ("mp4", None, {"ui-tree": "proready/ui-tree.mp4"})
+    media = media_dir / paths["ui-tree"]
+    assert probe_video(media).duration_s == pytest.approx(probe_video(videos / "tree.avi").duration_s,
+                                                          abs=0.5)
+    line = review_candidate(item, [paths["ui-tree"]])
     c = Candidate(line["sample_id"], line["version"], line["task_type"], line["content"], line["media"])
-    tasks = push(admin, "proready", "ui-browser", [c], PROREADY, ls_env.media_root)
-    tid = tasks[(c.sample_id, 1)]
-    pid = find_project(admin, "proready", "ui-browser").id
-    fps = float(admin.tasks.get(id=str(tid)).data["fps"])
-    assert fps == 25.0  # the real frame rate of bikes.mp4 reaches the <Video> player
+    pushed = push_round(ls_env, panel, "proready", "ui-browser", [c], PROREADY, tmp_path / "log",
+                        media_dir=media_dir)
+    tid, pid = pushed.task_id("r2", c.key), pushed.projects["r2"]
+    data = admin.tasks.get(id=str(tid)).data
+    fps = float(data["fps"])
+    assert fps == 15.0  # the item's frame rate reaches the <Video> player
 
     r2 = panel.reviewer("r2")
     page, js_errors = _open_as(browser_context, ls_env, r2, pid, tid)
     shot = Shots(page, tmp_path, "proready")
-    _check_video(page, media, ls_env.media_root, fps=fps)
+    _check_video(page, media, data["media_0"], fps=fps)
+    page.wait_for_timeout(1000)
+    _above_the_fold(page, _decision_labels(PROREADY))
     seen = _page_text(page)
-    for text in ("Questions and answers (multi-turn)", "Q0 [CTD] @ 2.0s", "A0 (reference) @ 6.0s",
-                 "#1  [6.0 s \u2013 8.5 s]", *[f"{k.label}: {k.hint}" for k in PROREADY.criteria]):
+    for text in ("Questions and answers (multi-turn)",
+                 f"Q0 [CTD] @ 2.0 s: When will something cover the tree? {SCRIPT}",
+                 f"A0 (reference) @ 24.0 s: Now: a hand covers the top right. {STYLE}",
+                 "#1 [24.0 s \u2013 27.0 s]", "ask_time_s: 2.0 · coarse_end_s: 28.0",
+                 *[f"{k.label}: {k.hint}" for k in PROREADY.criteria]):
         assert _has(seen, text), text
+    assert "00:00:00 - 00:00:00" not in seen and '{"ask_time_s"' not in seen
     for markup in (SCRIPT, STYLE):
         assert page.get_by_text(markup, exact=False).count() >= 1, markup
     assert page.evaluate("() => window.__bf_xss") is None
-    page.wait_for_timeout(500)
-    shot("task-opened", top=True)
+    shot("task-opened")
 
-    _seek_to_window(page, 0, 6.0)
+    _seek_to_window(page, 0, 24.0)
     shot("window-t_s")
     first = PROREADY.criteria[0]
-    comment = "t_e is too late: the riders have turned by 7.5 s."
+    comment = "t_e is too late: the hand has lifted by 26.0 s."
     _decide(page, "revise", [(first.label, "4")], comment, shot)
     assert js_errors == []
 
     a = _stored(r2, tid)
     parsed = parse_result(a["result"], PROREADY)
     assert (parsed.decision, parsed.criteria, parsed.comment) == ("revise", (first.key,), comment)
-    res = pull(admin, "proready", "ui-browser", PROREADY, panel)
+    res = pull(admin, "proready", "ui-browser", PROREADY, panel, log_dir=tmp_path / "log")
     assert res.violations == []
     assert [(d["reviewer"], d["decision"], d["criteria"], d["comment"]) for d in res.decisions] == [
         ("r2", "revise", [first.key], comment)]
+
+
+def test_reviewers_cannot_see_each_others_decisions(ls_env, panel, browser_context, tmp_path):  # noqa: F811
+    """r2 rejects first. In r1's project — what r1 opens — the task list counts no annotation,
+    the task shows none and "Compare All" shows no one else's; each decision reaches pull from
+    its author's own project. (Against 63bd6ed, one shared project, r1's task list counted r2's
+    annotation.) Label Studio Community still lists every project of the organization to every
+    member, so r1 could open r2's project on purpose: the reviewer guide says not to."""
+    admin = panel.admin.client()
+    c = Candidate("blind-1", 1, "I", {"instruction": "Tell me when the clip ends.", "turns": [],
+                                      "evidence_points": [], "fps": 2.0}, ["streamvibe/clip.webm"])
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, "streamvibe", "blind", [c], STREAMVIBE, log)
+    panel.reviewer("r2").client().annotations.create(
+        id=pushed.task_id("r2", c.key), result=build_result("reject", [], "no evidence"), lead_time=3.0)
+    r1 = panel.reviewer("r1")
+    pid, tid = pushed.projects["r1"], pushed.task_id("r1", c.key)
+    with r1.http() as h:
+        listed = h.get("/api/tasks", params={"project": pid}).json()["tasks"]
+        assert [(t["id"], t["total_annotations"]) for t in listed] == [(tid, 0)]
+        assert h.get(f"/api/tasks/{tid}/annotations").json() == []
+    page, js_errors = _open_as(browser_context, ls_env, r1, pid, tid)
+    page.wait_for_timeout(1000)
+    shot = Shots(page, tmp_path, "blind")
+    page.get_by_text("Compare All").click()
+    page.wait_for_timeout(1500)
+    shot("compare-all")
+    seen = _page_text(page)
+    assert "reviewer2" not in seen and "no evidence" not in seen
+    page.get_by_text("Compare All").click()  # back to r1's own annotation
+    page.wait_for_timeout(500)
+    _decide(page, "approve", [(k.label, "") for k in STREAMVIBE.criteria], "", shot)
+    assert js_errors == []
+    res = pull(admin, "streamvibe", "blind", STREAMVIBE, panel, log_dir=log)
+    assert res.violations == []
+    assert [(d["reviewer"], d["decision"], d["source_task_id"]) for d in res.decisions] == [
+        ("r1", "approve", tid), ("r2", "reject", pushed.task_id("r2", c.key))]
 
 
 def test_windows_data_without_times_still_listed():
@@ -347,7 +432,7 @@ def test_windows_data_without_times_still_listed():
     ]}
     data = display_data(content, ["/data/local-files/?d=sv/x.mp4"], STREAMVIBE)
     assert data["win_evidence_points"] == [
-        {"speaker": "e0  [1.5 s \u2013 3.0 s]", "text": '<b>x</b>  {"preferred": 2}', "start": 1.5,
+        {"speaker": "e0  [1.5 s \u2013 3.0 s]", "text": "<b>x</b>  (preferred: 2)", "start": 1.5,
          "end": 3.0},
         {"speaker": "e1  [no valid window]", "text": "y"},
         {"speaker": "#3", "text": "not a dict"},

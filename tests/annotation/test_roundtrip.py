@@ -1,10 +1,11 @@
 """End-to-end review round trip on the real server (StreamVibe App. B.3, design.md §Annotation rules).
 
-Four scripted reviewers decide with their own tokens; a correction round pushes version 2; every
-integrity violation Label Studio lets through is produced for real (admin and outsider authors, an
-edit by another reviewer, an admin decision in a reviewer's name, a duplicate, off-rubric values,
-an incomplete approval, a PATCHed task); then statuses and the decision log are checked value by
-value.
+Four scripted reviewers decide with their own tokens, each in their own project of the round; a
+correction round pushes version 2; every integrity violation Label Studio lets through is produced
+for real (admin and outsider authors, an edit by another reviewer, an admin decision in a
+reviewer's name, a duplicate, off-rubric values, an incomplete approval, a PATCHed task — the
+holes of issue 14 are in ``test_integrity.py``); then statuses and the decision log are checked
+value by value.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import pytest
 from annotation import decision_log
 from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import build_result
-from annotation.routing import Candidate, content_hash, export_tasks, find_project, pull, push
+from annotation.routing import Candidate, content_hash, export_tasks, pull
 from annotation.rubrics import STREAMVIBE
 from annotation.server.panel import _legacy_token_via_session
 from schemas.review import REVIEW_DECISION
+from tests.support.label_studio import push_round
 
 pytestmark = pytest.mark.label_studio
 
@@ -44,28 +46,30 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
     admin = panel.admin.client()
     r = {m.pseudonym: m.client() for m in panel.reviewers}
     uid = {m.pseudonym: m.user_id for m in panel.reviewers}
-    media = ls_env.media_root
     log_dir = tmp_path / "log"
+
+    def push(round_: str, cands: list[Candidate]):
+        return push_round(ls_env, panel, BENCH, round_, cands, STREAMVIBE, log_dir)
 
     # ---- push round 1 (idempotent; a version's content is immutable) ------------------------
     sids = [f"s0{i}" for i in range(1, 10)]
     cands = [_cand(s) for s in sids]
-    m1 = push(admin, BENCH, "round-1", cands, STREAMVIBE, media)
-    assert sorted(m1) == [(s, 1) for s in sids]
-    assert len(set(m1.values())) == 9
-    assert push(admin, BENCH, "round-1", cands, STREAMVIBE, media) == m1
-    project = find_project(admin, BENCH, "round-1")
-    assert len(export_tasks(admin, project.id)) == 9
+    m1 = push("round-1", cands)
+    assert sorted(m1.projects) == ["r1", "r2", "r3", "r4"]
+    assert all(sorted(t) == [(s, 1) for s in sids] for t in m1.tasks.values())
+    assert len({tid for t in m1.tasks.values() for tid in t.values()}) == 36
+    assert push("round-1", cands).tasks == m1.tasks
+    assert [len(export_tasks(admin, p)) for p in m1.projects.values()] == [9] * 4
     with pytest.raises(ValueError, match="already in .* with other content"):
-        push(admin, BENCH, "round-1", [_cand("s01", 1, note=" edited")], STREAMVIBE, media)
-    t = admin.tasks.get(id=str(m1[("s01", 1)]))
-    assert t.data["media_0"] == "/data/local-files/?d=streamvibe/clip.webm"
+        push("round-1", [_cand("s01", 1, note=" edited")])
+    t = admin.tasks.get(id=str(m1.task_id("r1", ("s01", 1))))
+    assert t.data["media_0"].startswith("/data/local-files/?d=streamvibe/round-1/")
     assert t.data["fps"] == 2.0
     assert t.data["content_hash"] == cands[0].content_hash
 
     def decide(who: str, sid: str, decision: str, criteria=ALL, comment="", lead=10.0,
                tasks=m1, version=1):
-        return r[who].annotations.create(id=tasks[(sid, version)],
+        return r[who].annotations.create(id=tasks.task_id(who, (sid, version)),
                                          result=build_result(decision, criteria, comment),
                                          lead_time=lead)
 
@@ -90,9 +94,9 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
     dup = decide("r2", "s06", "approve")  # second decision by the same reviewer
     a3 = decide("r3", "s06", "approve")
     r["r4"].annotations.update(id=a3.id, result=build_result("reject", []))  # r4 edits r3's
-    admin.annotations.create(id=m1[("s06", 1)], result=build_result("approve", ALL),
+    admin.annotations.create(id=m1.task_id("r4", ("s06", 1)), result=build_result("approve", ALL),
                              completed_by=uid["r4"])  # admin writes in r4's name
-    admin.annotations.create(id=m1[("s06", 1)], result=build_result("approve", ALL))
+    admin.annotations.create(id=m1.task_id("r1", ("s06", 1)), result=build_result("approve", ALL))
     outsider_invite = admin.organizations.invites.get_invite_link().token
     outsider_token = _legacy_token_via_session(panel.url, "outsider@panel.test",
                                                "outsider-pass-123", outsider_invite)
@@ -101,25 +105,25 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
 
     outsider = LabelStudio(base_url=panel.url, api_key=outsider_token, max_retries=0)
     outsider_id = outsider.users.whoami().id
-    outsider.annotations.create(id=m1[("s06", 1)], result=build_result("approve", ALL))
+    outsider.annotations.create(id=m1.task_id("r1", ("s06", 1)), result=build_result("approve", ALL))
     # s07: values outside the rubric, and an approval with unticked criteria
-    r["r1"].annotations.create(id=m1[("s07", 1)], result=[
+    r["r1"].annotations.create(id=m1.task_id("r1", ("s07", 1)), result=[
         {"from_name": "decision", "to_name": "candidate", "type": "choices",
          "value": {"choices": ["maybe"]}}])
-    r["r2"].annotations.create(id=m1[("s07", 1)], result=build_result("approve", ALL) + [
+    r["r2"].annotations.create(id=m1.task_id("r2", ("s07", 1)), result=build_result("approve", ALL) + [
         {"from_name": "rating", "to_name": "candidate", "type": "rating", "value": {"rating": 5}}])
     decide("r3", "s07", "revise", ["bogus"])
     decide("r4", "s07", "approve", ALL[:2])
     # s08: a skip (the project hides the button, but the API still accepts it) -> no decision
-    r["r1"].annotations.create(id=m1[("s08", 1)], result=[], was_cancelled=True)
-    # s09: the task is PATCHed after push (the pitfall of docs/label_studio.md), then approved
-    t9 = admin.tasks.get(id=str(m1[("s09", 1)]))
+    r["r1"].annotations.create(id=m1.task_id("r1", ("s08", 1)), result=[], was_cancelled=True)
+    # s09: r1's task is PATCHed after push (the pitfall of docs/label_studio.md), then approved
+    t9 = admin.tasks.get(id=str(m1.task_id("r1", ("s09", 1))))
     admin.tasks.update(id=str(t9.id), data={**t9.data, "candidate": '{"instruction": "other"}'})
     decide("r1", "s09", "approve")
 
     # ---- pull round 1 -----------------------------------------------------------------------
     p1 = pull(admin, BENCH, "round-1", STREAMVIBE, panel, log_dir=log_dir)
-    assert (p1.n_tasks, p1.n_annotations) == (9, 27)
+    assert (p1.n_tasks, p1.n_annotations) == (36, 27)
     got = [(v["kind"], v["sample_id"], v["version"], v["reviewer"]) for v in p1.violations]
     assert got == [
         ("author_not_in_panel", "s06", 1, "admin"),
@@ -165,7 +169,7 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
     assert rev["comment"] == "preferred time 4 s is too early; ask [email]"
     assert rev["task_type"] == "P" and rev["rater_kind"] == "human"
     assert rev["content_hash"] == _cand("s02").content_hash
-    assert rev["source_task_id"] == m1[("s02", 1)]
+    assert rev["source_task_id"] == m1.task_id("r4", ("s02", 1))
     assert [d["lead_time"] for d in p1.decisions if d["sample_id"] == "s01"] == [12.5] * 4
     assert all(d["created_at"].endswith("Z") for d in p1.decisions)
     for d in p1.decisions:
@@ -182,9 +186,9 @@ def test_review_round_trip(ls_env, panel, tmp_path):  # noqa: C901 - one scenari
 
     # ---- correction round: version 2 is a new task, reviewed again by all four --------------
     v2 = [_cand("s02", 2, note=" (fixed)"), _cand("s03", 2, note=" (clarified)")]
-    m2 = push(admin, BENCH, "round-2", v2, STREAMVIBE, media)
-    assert set(m2) == {("s02", 2), ("s03", 2)}
-    assert not set(m2.values()) & set(m1.values())
+    m2 = push("round-2", v2)
+    assert set(m2.tasks["r1"]) == {("s02", 2), ("s03", 2)}
+    assert not set(m2.tasks["r1"].values()) & set(m1.tasks["r1"].values())
     for who in ("r1", "r2", "r3", "r4"):
         decide(who, "s02", "approve", tasks=m2, version=2)
     for who in ("r1", "r2", "r3"):

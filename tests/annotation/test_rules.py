@@ -48,10 +48,6 @@ def test_approval_rule():
         "g": ("pending", 1),
     }
     assert statuses(four)["a"].state == "approved"
-    # a reviewer's later decision on the same version replaces the earlier one
-    changed = four[:3] + [_d("a", 1, "r4", "revise"),
-                          _d("a", 1, "r4", "approve", created="2026-11-29T11:00:00Z")]
-    assert statuses(changed)["a"].state == "approved"
     with pytest.raises(ValueError, match="different content hashes"):
         statuses(four + [_d("a", 1, "r5", "approve", h="other")])
 
@@ -99,10 +95,19 @@ def test_label_config_structure(name):
     assert [c.get("alias") for c in choices["criteria"]] == list(rubric.criterion_keys)
     assert choices["criteria"].get("choice") == "multiple"
     assert all(c.get("toName") == "candidate" for c in choices.values())
-    assert root.find("TextArea").get("name") == "comment"
+    assert [t.get("name") for t in root.iter("TextArea")] == ["comment"]
     videos = list(root.iter("Video"))
     assert all(v.get("frameRate") == "$fps" for v in videos)
     assert not list(root.iter("HyperText"))
+    # the only <Paragraphs> are the evidence windows in the top row: Label Studio focuses the
+    # first phrase of each, and one below the fold would scroll the decision out of view
+    top = root.findall("View")[0]
+    assert list(root.iter("Paragraphs")) == list(top.iter("Paragraphs"))
+    assert {c.get("name") for c in top.iter("Choices")} == {"decision", "criteria"}
+    # the complete candidate keeps its indentation
+    json_view = next(v for v in root.iter("View") if v.find("Text") is not None
+                     and v.find("Text").get("name") == "candidate")
+    assert "white-space: pre-wrap" in json_view.get("style")
 
 
 def test_hash_and_scrub():
@@ -131,3 +136,35 @@ def test_decision_log_append_and_read(tmp_path):
                             benchmark="streamvibe", review_round="r")
     with pytest.raises(ValueError, match="missing fields"):
         decision_log.append(tmp_path, [{"sample_id": "x"}], benchmark="b", review_round="r")
+
+
+def test_objection_is_final_for_its_version():
+    """Issue 14: "revise" then "approve" by the same reviewer on the same version used to be
+    approved (the latest decision per reviewer won); the rule reads the whole history."""
+    four = [_d("a", 1, f"r{i}", "approve") for i in range(1, 5)]
+    later = "2026-11-29T11:00:00Z"
+    withdrawn = four[:3] + [_d("a", 1, "r4", "revise"), _d("a", 1, "r4", "approve", created=later)]
+    st = statuses(withdrawn)["a"]
+    assert (st.state, st.approvals, st.objections) == ("needs_correction", ("r1", "r2", "r3"),
+                                                       (("r4", "revise"),))
+    assert statuses(four + [_d("a", 1, "r2", "reject", created=later)])["a"].state == "excluded"
+    # approval needs a new version reviewed by all four
+    v2 = [_d("a", 2, f"r{i}", "approve") for i in range(1, 5)]
+    assert statuses(withdrawn + v2)["a"].state == "approved"
+
+
+def test_standing_violations_block_approval():
+    four = [_d("a", 1, f"r{i}", "approve") for i in range(1, 5)]
+    v = {"kind": "task_modified", "sample_id": "a", "version": 1,
+         "detail": "task data changed after push: show_instruction"}
+    st = statuses(four, violations=[v])["a"]
+    assert (st.state, st.violations) == (
+        "violation", ("task_modified: task data changed after push: show_instruction",))
+    assert statuses(four, violations=[dict(v, version=2)])["a"].state == "approved"  # not v1's
+    # no decision counted on a tampered task: still a violation, not "pending: no decisions"
+    assert statuses([], latest_versions={"a": 1}, violations=[v])["a"].state == "violation"
+    # an objection still decides the state; the violation is carried along
+    rej = statuses(four[:3] + [_d("a", 1, "r4", "reject")], violations=[v])["a"]
+    assert (rej.state, len(rej.violations)) == ("excluded", 1)
+    with pytest.raises(ReleaseBlocked, match="a v1 \\(violation\\)"):
+        check_release([("a", 1, "ha1")], statuses(four, violations=[v]))

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-VIEWPORT = {"width": 1366, "height": 900}  # a normal laptop window
+VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from annotation.label_config import build_result
+from annotation.routing import Candidate, PushResult, push
+from annotation.rubrics import Rubric
 from annotation.server import LabelStudioServer, Panel, PanelConfig, ensure_panel
 
 REVIEWERS = tuple(f"reviewer{i}@panel.test" for i in range(1, 5))
@@ -31,7 +34,7 @@ ADMIN = "admin@panel.test"
 class LSEnv:
     server: LabelStudioServer
     config: PanelConfig
-    media_root: Path
+    media_dir: Path  # small test media push copies from; the server's store is server.media_root
     base: Path
 
 
@@ -53,14 +56,14 @@ def _write_media(root: Path) -> None:
 
 @pytest.fixture(scope="session")
 def ls_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LSEnv]:
+    """The server with its default media store (``<data dir>/media``) and a folder of small test
+    media that ``push`` copies from (``media_dir``)."""
     base = tmp_path_factory.mktemp("label_studio")
     media = base / "media"
     _write_media(media)
     cfg = PanelConfig(admin_email=ADMIN, reviewer_emails=REVIEWERS,
-                      token_file=base / "secrets" / "label_studio.json", data_dir=base / "data",
-                      media_root=media)
-    srv = LabelStudioServer(cfg.data_dir, port=None, media_root=media, token_file=cfg.token_file,
-                            admin_email=ADMIN)
+                      token_file=base / "secrets" / "label_studio.json", data_dir=base / "data")
+    srv = LabelStudioServer(cfg.data_dir, port=None, token_file=cfg.token_file, admin_email=ADMIN)
     srv.start()
     try:
         yield LSEnv(srv, cfg, media, base)
@@ -71,3 +74,40 @@ def ls_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LSEnv]:
 @pytest.fixture(scope="session")
 def panel(ls_env: LSEnv) -> Panel:
     return ensure_panel(ls_env.server.url, ls_env.config)
+
+
+def push_round(ls_env: LSEnv, panel: Panel, benchmark: str, review_round: str,
+               cands: list[Candidate], rubric: Rubric, log_dir: Path,
+               media_dir: Path | None = None) -> PushResult:
+    """``push`` as the CLI does it: every panel reviewer gets a project, media go into the
+    server's media store (``media_dir`` defaults to the fixture's media folder)."""
+    return push(panel.admin.client(), benchmark, review_round, cands, rubric,
+                reviewers=[m.pseudonym for m in panel.reviewers], media_root=ls_env.server.media_root,
+                media_dir=media_dir or ls_env.media_dir, log_dir=log_dir)
+
+
+def decide(panel: Panel, pushed: PushResult, key: tuple[str, int], decisions: dict[str, str],
+           criteria: list[str], comment: str = "", lead_time: float = 5.0) -> dict[str, int]:
+    """Each named reviewer decides the candidate version in their own project, with their own
+    token (criteria ticked only for an approval); returns the annotation ids."""
+    ids = {}
+    for who, dec in decisions.items():
+        a = panel.reviewer(who).client().annotations.create(
+            id=pushed.task_id(who, key), lead_time=lead_time,
+            result=build_result(dec, criteria if dec == "approve" else [], comment))
+        ids[who] = int(a.id)
+    return ids
+
+
+def panel_yaml(ls_env: LSEnv, folder: Path) -> Path:
+    """A panel config file for the CLI (``--config``) naming the session server's data dir and
+    token file, so ``annotation.cli`` finds the running server and the panel's tokens."""
+    import yaml
+
+    path = folder / "panel.yaml"
+    path.write_text(yaml.safe_dump({
+        "admin": ls_env.config.admin_email, "reviewers": list(ls_env.config.reviewer_emails),
+        "token_file": str(ls_env.config.token_file),
+        "server": {"data_dir": str(ls_env.config.data_dir)},
+    }))
+    return path

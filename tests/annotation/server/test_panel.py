@@ -55,3 +55,25 @@ def test_cli_outputs_no_secrets(ls_env, panel, tmp_path, capsys, monkeypatch):
         assert s not in text
         assert s not in ls_env.server.log_file.read_text()
     assert "@" not in text
+
+
+def test_two_servers_share_one_token_file(ls_env, panel, tmp_path):
+    """Tokens are per database; the token file keeps them per server (data dir), so setting up
+    a second server from the same file leaves the first server's tokens in place."""
+    from annotation.server import LabelStudioServer, PanelConfig, SecretStore
+
+    cfg = ls_env.config
+    cfg2 = PanelConfig(admin_email=cfg.admin_email, reviewer_emails=cfg.reviewer_emails,
+                       token_file=cfg.token_file, data_dir=tmp_path / "data2")
+    with LabelStudioServer(cfg2.data_dir, token_file=cfg.token_file,
+                           admin_email=cfg.admin_email) as srv2:
+        panel2 = ensure_panel(srv2.url, cfg2)
+        store = SecretStore(cfg.token_file)
+        for one, two in zip(panel.reviewers, panel2.reviewers, strict=True):
+            assert one.token != two.token  # two databases, two tokens
+            assert store.token(one.email, str(cfg.data_dir)) == one.token
+            assert store.token(two.email, str(cfg2.data_dir)) == two.token
+            assert one.client().users.whoami().id == one.user_id
+            assert two.client().users.whoami().email == two.email
+        again = ensure_panel(ls_env.server.url, cfg)
+        assert [m.token for m in again.reviewers] == [m.token for m in panel.reviewers]

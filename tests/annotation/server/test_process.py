@@ -46,3 +46,23 @@ def test_restart_keeps_tokens(ls_env, panel):
     assert srv.port == port
     for m in panel.reviewers:
         assert m.client().users.whoami().id == m.user_id
+
+
+def test_another_media_root_for_a_running_server_is_refused(ls_env, tmp_path, capsys):
+    """Starting again with another media root used to keep the old one silently; now it is an
+    error, and a start without one adopts the running server with its root."""
+    from annotation import cli
+    from annotation.server import LabelStudioError
+    from tests.support.label_studio import panel_yaml
+
+    srv = ls_env.server
+    other = LabelStudioServer(srv.data_dir, media_root=tmp_path, token_file=srv.token_file,
+                              admin_email=srv.admin_email)
+    with pytest.raises(LabelStudioError, match="running with media root"):
+        other.start()
+    adopted = LabelStudioServer(srv.data_dir, token_file=srv.token_file, admin_email=srv.admin_email)
+    adopted.start()
+    assert (adopted.url, adopted.media_root) == (srv.url, srv.data_dir / "media")
+    code = cli.main(["--config", str(panel_yaml(ls_env, tmp_path)), "server", "start",
+                     "--media-root", str(tmp_path)])
+    assert code == 2 and "running with media root" in capsys.readouterr().err

@@ -1,88 +1,99 @@
 """ProReady human refinement end to end on the real Label Studio server (StreamReady App. C,
-design.md §Annotation rules).
+design.md §Annotation rules), through the ``benchforge`` commands the build prints.
 
-Candidates built offline from tree.avi are pushed with browser-playable review media (VP9/VP8
-webm), four reviewers decide with their own tokens, one asks for a revision, the corrected
-version 2 is pushed and approved, decisions are pulled into the decision log, and the release
-contains exactly the approved versions. Uses the annotation tests' session server fixtures.
+Candidates built offline from tree.avi get H.264 review copies by default (AVI does not play in a
+browser); the printed push sends them to the four reviewers' projects; one reviewer asks for a
+revision; ``benchforge review push --corrections`` pushes the corrected version 2, which
+``status`` then reports pending (not "approved" from version 1's votes); all four approve it;
+the release built with the same corrections file contains exactly the approved versions.
+Uses the annotation tests' session server fixtures.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
+from annotation import decision_log
 from annotation.label_config import build_result
-from annotation.routing import Candidate, pull, push
 from annotation.rubrics import PROREADY
+from pipelines.cli import main as benchforge
 from pipelines.proready.build import run
-from pipelines.proready.review import content_hash, review_candidate
 from tests.pipelines.proready.conftest import write_corpus
+from tests.support.label_studio import panel_yaml
 
 pytestmark = pytest.mark.label_studio
 ALL = list(PROREADY.criterion_keys)
+CTD = "tree.ctd-0"
 
 
-def _cands(review: Path, lines: list[dict[str, Any]]) -> list[Candidate]:
-    return [Candidate(x["sample_id"], x["version"], x["task_type"], x["content"],
-                      [str(review / "media" / m) for m in x["media"]]) for x in lines]
+def _run(cmd: str, capsys) -> str:
+    """A printed ``benchforge …`` command, run in this process (its first word is the program)."""
+    capsys.readouterr()
+    assert benchforge(shlex.split(cmd)[1:]) == 0, cmd
+    return capsys.readouterr().out
 
 
-def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_path):
+def _decide(panel, log: Path, version: int, objection: dict[tuple[str, str], str] | None = None) -> None:
+    for rec in decision_log.read_pushes(log):
+        if rec["version"] != version:
+            continue
+        for m in panel.reviewers:
+            comment = (objection or {}).get((rec["sample_id"], m.pseudonym))
+            result = build_result("revise", ALL[:1], comment) if comment else build_result("approve", ALL)
+            m.client().annotations.create(id=rec["tasks"][m.pseudonym], result=result, lead_time=20.0)
+
+
+def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_path, monkeypatch, capsys):
     tree = next(v for v in demo_manifest["videos"] if v["video_id"] == "tree")
     raw = tmp_path / "raw"
     write_corpus(raw, media, [tree])
-    out = ls_env.media_root / "proready-e2e"  # review media must sit under the server's root
-    review = run(["--raw-dir", str(raw), "--out", str(out), "--review-media", "webm"])
-    assert (review / "media" / "proready" / "tree.webm").stat().st_size > 0
+    out = tmp_path / "out"
+    monkeypatch.setenv("BENCHFORGE_LS_PANEL_CONFIG", str(panel_yaml(ls_env, tmp_path)))
+    monkeypatch.delenv("BENCHFORGE_LS_TOKEN_FILE", raising=False)
+    review = run(["--raw-dir", str(raw), "--out", str(out)])
+    status = json.loads((review / "status.json").read_text())
+    assert status["media"] == "mp4" and (review / "media" / "proready" / "tree.mp4").stat().st_size > 0
     lines = [json.loads(x) for x in (review / "review_candidates.jsonl").read_text().splitlines()]
-    assert [x["sample_id"] for x in lines] == ["tree.crr-scene-1", "tree.ctd-0", "tree.gsd-0",
-                                               "tree.ssr-chain-1"]
+    assert [x["sample_id"] for x in lines] == ["tree.crr-scene-1", CTD, "tree.gsd-0", "tree.ssr-chain-1"]
+    start, ensure, push, pull, show, build = status["next"]
+    log = out.resolve() / "proready" / "review" / "log"
 
-    admin = panel.admin.client()
-    r = {m.pseudonym: m.client() for m in panel.reviewers}
-    tasks = push(admin, "proready", "e2e-r1", _cands(review, lines), PROREADY, ls_env.media_root)
-    t = admin.tasks.get(id=str(tasks[("tree.ctd-0", 1)]))
-    assert t.data["media_0"] == ("/data/local-files/?d=proready-e2e/proready/review/2.0.0/media/"
-                                 "proready/tree.webm")
-    for (sid, _), tid in sorted(tasks.items()):
-        for who in ("r1", "r2", "r3", "r4"):
-            if sid == "tree.ctd-0" and who == "r3":
-                r[who].annotations.create(id=tid, result=build_result(
-                    "revise", ALL[:1], "t_e too late: the hand has lifted by 27.5 s"), lead_time=30.0)
-            else:
-                r[who].annotations.create(id=tid, result=build_result("approve", ALL), lead_time=20.0)
-    log = tmp_path / "decision-log"
-    first = pull(admin, "proready", "e2e-r1", PROREADY, panel, log_dir=log)
-    assert first.violations == [] and len(first.decisions) == 16
+    for cmd in (start, ensure, push):
+        _run(cmd, capsys)
+    _decide(panel, log, 1, {(CTD, "r3"): "t_e too late: the hand has lifted by 27.5 s"})
+    assert "16 decisions, 0 violations" in _run(pull, capsys)
+    assert f"{CTD}\tv1\tneeds_correction" in _run(show, capsys)
 
-    # the correction: version 2 of the CTD item, pushed as a new task and re-reviewed by all four
+    # the correction: version 2 of the CTD item, pushed by the command made for it
     cands = {c["id"]: c for c in map(json.loads, (review / "candidates.jsonl").read_text().splitlines())}
-    ctd = cands["tree.ctd-0"]
-    turns = [dict(ctd["turns"][0], t_e=27.5, evidence_method="human")]
-    v2 = dict(ctd, version=2, turns=turns)
-    v2["content_hash"] = content_hash(v2)
+    turns = [dict(cands[CTD]["turns"][0], t_e=27.5, evidence_method="human")]
     corrections = tmp_path / "corrections.jsonl"
-    corrections.write_text(json.dumps({"sample_id": "tree.ctd-0", "version": 2, "turns": turns}) + "\n")
-    line = review_candidate(v2, lines[1]["media"])
-    t2 = push(admin, "proready", "e2e-r1", _cands(review, [line]), PROREADY, ls_env.media_root)
-    for who in ("r1", "r2", "r3", "r4"):
-        r[who].annotations.create(id=t2[("tree.ctd-0", 2)], result=build_result("approve", ALL))
-    second = pull(admin, "proready", "e2e-r1", PROREADY, panel, log_dir=log)
-    assert second.violations == [] and len(second.decisions) == 20
+    corrections.write_text(json.dumps({"sample_id": CTD, "version": 2, "turns": turns}) + "\n")
+    pushed = _run(push + f" --corrections {corrections}", capsys)
+    assert "1 candidate versions in 4 reviewer projects" in pushed
+    assert f"{CTD}\tv2\tpending" in _run(show, capsys)  # not v1, not approved
+    _decide(panel, log, 2)
+    assert "20 decisions, 0 violations" in _run(pull, capsys)
+    assert f"{CTD}\tv2\tapproved" in _run(show, capsys)
 
-    final = run(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(log),
-                 "--corrections", str(corrections)])
+    _run(build + f" --corrections {corrections}", capsys)
+    final = out / "proready" / "2.0.0"
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["counts"]["items"] == {"inputs": 4, "kept": 4, "filtered": 0, "rejected": 0}
     assert manifest["review"]["states"] == {"approved": 4}
+    assert manifest["review"]["violations"] == {}
     released = {x["id"]: x for x in pq.read_table(final / "data").to_pylist()}
-    assert released["tree.ctd-0"]["version"] == 2
-    assert released["tree.ctd-0"]["gold_turns"][0]["t_e"] == 27.5
-    assert released["tree.ctd-0"]["gold_turns"][0]["evidence_method"] == "human"
+    assert released[CTD]["version"] == 2
+    assert released[CTD]["gold_turns"][0]["t_e"] == 27.5
+    assert released[CTD]["gold_turns"][0]["evidence_method"] == "human"
     assert all(x["approvals"] == ["r1", "r2", "r3", "r4"] for x in released.values())
-    assert {x["review_round"] for x in released.values()} == {"e2e-r1"}
+    assert {x["review_round"] for x in released.values()} == {"proready-r1"}
+    with pytest.raises(SystemExit, match="streamvibe takes no corrections file"):
+        benchforge(["review", "push", "--benchmark", "streamvibe", "--candidates",
+                    str(review / "review_candidates.jsonl"), "--corrections", str(corrections),
+                    "--log-dir", str(log)])

@@ -193,3 +193,28 @@ def test_a_missing_manifest_is_one_clear_error(tmp_path: Path) -> None:
     assert str(err.value).startswith("error: source streamvibe cannot be read: manifest.jsonl (under ")
     assert str(err.value).endswith("manifest: cannot read (FileNotFoundError)")
     assert not (tmp_path / "out" / "streamvibe" / "review").exists()
+
+
+def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Path, tmp_path: Path):
+    """Issue 14: a candidate whose task was tampered with is filtered naming the violation, and
+    the manifest counts the violations of the decision log."""
+    from annotation import decision_log
+
+    rows = [r for r in approvals(pending / "review_candidates.jsonl") if r["sample_id"] != OBJECTED]
+    unit = next(json.loads(x) for x in (pending / "review_candidates.jsonl").read_text().splitlines()
+                if json.loads(x)["sample_id"] == OBJECTED)
+    for r in rows:
+        r["created_at"] = "2026-11-29T23:00:00Z"
+    violation = {"kind": "task_modified", "benchmark": "streamvibe", "review_round": "streamvibe-r1",
+                 "sample_id": OBJECTED, "version": unit["version"], "task_id": 7, "annotation_id": 3,
+                 "reviewer": "r1", "detail": "task data changed after push: show_instruction"}
+    log = tmp_path / "log"
+    decision_log.append(log, rows, benchmark="streamvibe", review_round="streamvibe-r1",
+                        violations=[violation])
+    final = run(["--raw-dir", str(demo_raw), "--out", str(pending.parents[2]), "--decisions", str(log)])
+    manifest = json.loads((final / "manifest.json").read_text())
+    assert manifest["review"]["violations"] == {"task_modified": 1}
+    filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
+    assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
+    assert "task_modified" in filtered[0]["filter_reason"]
+    assert "show_instruction" in filtered[0]["filter_reason"]

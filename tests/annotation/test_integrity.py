@@ -1,0 +1,183 @@
+"""The integrity holes of issue 14, each produced for real on the server (all accepted by Label
+Studio with 200/201/204) and each caught by ``pull`` (StreamVibe App. B.3, docs/annotation.md).
+
+Each scenario first ran against the code before the fix (63bd6ed, one shared project, the task
+checked only on its candidate JSON, the latest decision per reviewer counted) and failed there:
+the edited fields, the deleted reject and the withdrawn objections went unreported and the
+candidate counted as approved (or pending).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from annotation import decision_log
+from annotation.approval import statuses
+from annotation.label_config import build_result
+from annotation.routing import Candidate, pull
+from annotation.rubrics import STREAMVIBE
+from tests.support.label_studio import decide, push_round
+
+pytestmark = pytest.mark.label_studio
+ALL = list(STREAMVIBE.criterion_keys)
+BENCH = "integrity"
+KEY = ("s1", 1)
+FOUR = {f"r{i}": "approve" for i in range(1, 5)}
+
+
+def _cand(sid: str = "s1") -> Candidate:
+    return Candidate(sid, 1, "I", {
+        "instruction": f"Tell me when the kettle boils ({sid})",
+        "turns": [{"role": "user", "t": 0.0, "text": "Tell me when the kettle boils"}],
+        "evidence_points": [{"id": "e0", "window": [1.0, 3.0], "gold_response": "It boils now."}],
+        "fps": 2.0}, ["streamvibe/clip.webm"])
+
+
+def _state(log: Path) -> str:
+    """The approval rule on the full log, as ``status`` and the release read it."""
+    return statuses(decision_log.read(log, current=False),
+                    latest_versions=decision_log.latest_pushed(log),
+                    violations=decision_log.read_violations(log))["s1"].state
+
+
+def _kinds(res) -> set[str]:
+    return {v["kind"] for v in res.violations}
+
+
+@pytest.mark.parametrize("field", ["show_instruction", "win_evidence_points", "media_0"])
+def test_editing_what_reviewers_see_is_reported(ls_env, panel, tmp_path, field):
+    """PATCH one displayed field, leave the candidate JSON and its hash alone: reported as
+    ``task_modified`` naming the field, and the four approvals do not make it approved."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, f"patch-{field}", [_cand()], STREAMVIBE, log)
+    decide(panel, pushed, KEY, FOUR, ALL)
+    tid = pushed.task_id("r3", KEY)
+    data = dict(admin.tasks.get(id=str(tid)).data)
+    if field == "show_instruction":
+        data[field] = "Tell me when the kettle is cold"
+    elif field == "win_evidence_points":
+        data[field] = [dict(data[field][0], text="It never boils.")]
+    else:  # another file the server serves, in the same store folder
+        other = ls_env.server.media_root / data[field].split("?d=")[1]
+        swapped = other.with_name("other.webm")
+        swapped.write_bytes(other.read_bytes() + b"\0")
+        data[field] = data[field].replace(other.name, swapped.name)
+    original = dict(admin.tasks.get(id=str(tid)).data)
+    admin.tasks.update(id=str(tid), data=data)
+    res = pull(admin, BENCH, f"patch-{field}", STREAMVIBE, panel, log_dir=log)
+    bad = [v for v in res.violations if v["kind"] == "task_modified"]
+    assert [(v["reviewer"], v["task_id"]) for v in bad] == [("r3", tid)]
+    assert bad[0]["detail"].startswith(f"task data changed after push: {field}")
+    assert [d["reviewer"] for d in res.decisions] == ["r1", "r2", "r4"]
+    assert _state(log) == "violation"
+    # undoing the edit does not make r3's decision count: what r3 saw is unknown
+    admin.tasks.update(id=str(tid), data=original)
+    res = pull(admin, BENCH, f"patch-{field}", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["task_id"]) for v in res.violations] == [("task_modified", tid)]
+    assert "even after the change was undone" in res.violations[0]["detail"]
+    assert _state(log) == "violation"
+
+
+def test_replaced_media_file_is_reported_and_stays_void(ls_env, panel, tmp_path):
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "media", [_cand()], STREAMVIBE, log)
+    decide(panel, pushed, KEY, FOUR, ALL)
+    rec = decision_log.read_pushes(log)[0]
+    stored = Path(rec["media_root"]) / rec["media"][0]["path"]
+    original = stored.read_bytes()
+    stored.write_bytes(original[:-1] + b"\0")  # the file the server serves, replaced in place
+    res = pull(admin, BENCH, "media", STREAMVIBE, panel, log_dir=log)
+    assert {v["kind"] for v in res.violations} == {"media_modified"} and res.decisions == []
+    stored.write_bytes(original)
+    res = pull(admin, BENCH, "media", STREAMVIBE, panel, log_dir=log)
+    assert {v["kind"] for v in res.violations} == {"media_modified"} and res.decisions == []
+    assert _state(log) == "violation"
+
+
+def test_edited_label_config_is_reported_and_push_refuses_the_project(ls_env, panel, tmp_path):
+    """An edited page (here: the criteria made optional-looking in r2's project) voids r2's
+    decisions there for good, and a re-push to that round is refused."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+    decide(panel, pushed, KEY, FOUR, ALL)
+    project = pushed.projects["r2"]
+    config = admin.projects.get(id=project).label_config
+    admin.projects.update(id=project, label_config=config.replace(
+        '<Header value="Criteria that hold', '<Header value="Criteria (optional)'))
+    res = pull(admin, BENCH, "config", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
+    assert _state(log) == "violation"
+    with pytest.raises(ValueError, match="edited after push"):
+        push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+    admin.projects.update(id=project, label_config=config)
+    res = pull(admin, BENCH, "config", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
+
+
+def test_deleting_another_reviewers_reject_is_reported_and_it_still_counts(ls_env, panel, tmp_path):
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "delete", [_cand()], STREAMVIBE, log)
+    ids = decide(panel, pushed, KEY, {**FOUR, "r2": "reject"}, ALL, comment="not visible")
+    pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)
+    assert _state(log) == "excluded"
+    panel.reviewer("r1").client().annotations.delete(id=ids["r2"])  # any token can delete
+    res = pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)
+    deleted = [v for v in res.violations if v["kind"] == "deleted_decision"]
+    assert [(v["reviewer"], v["annotation_id"]) for v in deleted] == [("r2", ids["r2"])]
+    assert "r2's reject" in deleted[0]["detail"]
+    assert _state(log) == "excluded"
+    # and the next pull still reports it: the log is the memory Label Studio does not have
+    again = pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)
+    assert "deleted_decision" in _kinds(again)
+
+
+def test_an_objection_cannot_be_withdrawn(ls_env, panel, tmp_path):
+    """r4 asks for a revision, a pull logs it, r4 turns it into an approval: the version stays
+    needs_correction (a correction makes version 2, which all four review)."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "withdraw", [_cand()], STREAMVIBE, log)
+    ids = decide(panel, pushed, KEY, {**FOUR, "r4": "revise"}, ALL, comment="t_e too late")
+    pull(admin, BENCH, "withdraw", STREAMVIBE, panel, log_dir=log)
+    panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
+    res = pull(admin, BENCH, "withdraw", STREAMVIBE, panel, log_dir=log)
+    assert res.violations == []
+    assert _state(log) == "needs_correction"
+
+
+def test_an_objection_withdrawn_before_any_pull_is_reported(ls_env, panel, tmp_path):
+    """The same, with no pull between "revise" and "approve": Label Studio keeps no history, so
+    the edited approval itself is the violation."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "withdraw-early", [_cand()], STREAMVIBE, log)
+    ids = decide(panel, pushed, KEY, {**FOUR, "r4": "revise"}, ALL)
+    time.sleep(2.5)
+    panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
+    res = pull(admin, BENCH, "withdraw-early", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("edited_decision", "r4")]
+    assert _state(log) == "violation"
+
+
+def test_decisions_in_another_reviewers_project_deleted_and_foreign_tasks(ls_env, panel, tmp_path):
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "projects", [_cand("s1"), _cand("s2")], STREAMVIBE, log)
+    # r2 decides in r1's project as well (Community lets every member open every project)
+    panel.reviewer("r2").client().annotations.create(
+        id=pushed.task_id("r1", KEY), result=build_result("approve", ALL), lead_time=1.0)
+    admin.tasks.delete(id=str(pushed.task_id("r3", ("s2", 1))))
+    forged = dict(admin.tasks.get(id=str(pushed.task_id("r4", KEY))).data, version=2)
+    admin.projects.import_tasks(pushed.projects["r4"], request=[{"data": forged}])
+    res = pull(admin, BENCH, "projects", STREAMVIBE, panel, log_dir=log)
+    got = sorted((v["kind"], v["sample_id"], v["reviewer"]) for v in res.violations)
+    assert got == [("foreign_task", "s1", ""), ("task_deleted", "s2", "r3"),
+                   ("wrong_project", "s1", "r2")]
+    assert res.awaiting[("s2", 1)] == ["r1", "r2", "r3", "r4"]
