@@ -276,18 +276,21 @@ class CountAs(beam.PTransform):
 
 class CountOutcomes(beam.PTransform):
     """``(group, stage)`` tags from every stage → ``_build/counts.json`` (one row per group and
-    stage), which the driver turns into ``inputs = kept + filtered + rejected`` per group."""
+    stage), which the driver turns into ``inputs = kept + filtered + rejected`` per group. A part
+    of a pipeline that counts its own groups apart (a training split beside the evaluation split)
+    writes ``_build/counts-<part>.json``; the driver reads every ``counts*.json``."""
 
-    def __init__(self, staging: str) -> None:
+    def __init__(self, staging: str, part: str = "") -> None:
         super().__init__()
         self.staging = staging
+        self.name = f"counts-{part}" if part else "counts"
 
     def expand(self, tags):
         return (
             _flattened(tags)
             | "CountPerStage" >> beam.combiners.Count.PerElement()
             | "Rows" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
-            | "Write" >> WriteJson(f"{self.staging}/_build/counts.json")
+            | "Write" >> WriteJson(f"{self.staging}/_build/{self.name}.json")
         )
 
 
@@ -303,19 +306,22 @@ class WriteFileList(beam.PTransform):
 
 
 class WriteFilteredInputs(beam.PTransform):
-    """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records)."""
+    """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records); a second
+    split of a release writes its own under ``folder`` (e.g. ``filtered_inputs/train``)."""
 
-    def __init__(self, staging: str) -> None:
+    def __init__(self, staging: str, folder: str = FILTERED_INPUTS) -> None:
         super().__init__()
         self.staging = staging
+        self.folder = folder
 
     def expand(self, filtered):
         from schemas.outcomes import FILTERED_INPUT
 
+        folder = self.folder
         return (
             _flattened(filtered)
             | "Records" >> beam.Map(lambda r: r.to_record())
-            | "Write" >> WriteShardedParquet(self.staging, lambda r: FILTERED_INPUTS, FILTERED_INPUT,
+            | "Write" >> WriteShardedParquet(self.staging, lambda r: folder, FILTERED_INPUT,
                                              FILTERED_INPUTS, unique=False)
         )
 

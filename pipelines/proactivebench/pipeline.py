@@ -189,9 +189,11 @@ class SelectOpenEnded(beam.PTransform):
 
 
 def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: dict[str, list[str]],
-                   cfg: PipelineConfig) -> None:
+                   cfg: PipelineConfig) -> beam.PCollection:
     """Add the whole build to ``p``; outputs land under ``cfg.staging``. ``vocab`` is each
-    source's label set, read before the build (:func:`pipelines.common.sources.preflight`)."""
+    source's label set, read before the build (:func:`pipelines.common.sources.preflight`).
+    Returns the loaded source items, which a training split is held out from
+    (:class:`pipelines.proactivebench.train_pipeline.BuildTrainingSplit`)."""
     blobs = f"{cfg.staging}/_build/blobs"
     items_all, rejected_all, filtered_inputs, tags = [], [], [], []
     for env, reader in sorted(readers.items()):
@@ -276,3 +278,4 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         )
         | "WriteStrategies" >> WriteJson(f"{cfg.staging}/_build/negatives.json")
     )
+    return items
