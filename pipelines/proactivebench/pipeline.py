@@ -22,7 +22,7 @@ from pipelines.common.transforms import (
     REJECTED,
     CountAs,
     CountOutcomes,
-    ReadSource,
+    ReadSources,
     WriteFileList,
     WriteFilteredInputs,
     WriteJson,
@@ -193,14 +193,11 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
     """Add the whole build to ``p``; outputs land under ``cfg.staging``. ``vocab`` is each
     source's label set, read before the build (:func:`pipelines.common.sources.preflight`)."""
     blobs = f"{cfg.staging}/_build/blobs"
-    items_all, rejected_all, filtered_inputs, tags = [], [], [], []
-    for env, reader in sorted(readers.items()):
-        read = p | f"Read[{env}]" >> ReadSource(reader, blobs)
-        items_all.append(read["items"])
-        rejected_all += [read["listing_rejected"], read["load_rejected"]]
-        filtered_inputs.append(read["listing_filtered"])
-        tags.append(read["counts"])
-    items = items_all | "AllItems" >> beam.Flatten()
+    read = p | "ReadSources" >> ReadSources(readers, blobs)
+    items = read["items"]
+    rejected_all = [read["listing_rejected"], read["load_rejected"]]
+    filtered_inputs = [read["listing_filtered"]]
+    tags = [read["counts"]]
     sources = (
         items
         | "SourceFiles" >> beam.FlatMap(
