@@ -68,9 +68,14 @@ def statuses(decisions: Iterable[Mapping[str, Any]], panel_size: int = 4,
     for v in violations:
         standing[(str(v["sample_id"]), int(v["version"]))].add(f"{v['kind']}: {v['detail']}")
     out: dict[str, Status] = {}
-    for sid in sorted(set(by_sample) | set(latest_versions or {})):
+    # a sample whose only record is a violation (its tampered annotations were not counted) is
+    # still reported, at the version the violation names, rather than as "no decisions"
+    flagged: dict[str, int] = {}
+    for sid, ver in standing:
+        flagged[sid] = max(flagged.get(sid, 0), ver)
+    for sid in sorted(set(by_sample) | set(latest_versions or {}) | set(flagged)):
         versions = by_sample.get(sid, {})
-        latest = max([*versions, (latest_versions or {}).get(sid, 0)])
+        latest = max([*versions, (latest_versions or {}).get(sid, 0)]) or flagged.get(sid, 0)
         recs = versions.get(latest, [])
         viol = tuple(sorted(standing.get((sid, latest), ())))
         hashes = {str(r["content_hash"]) for r in recs}

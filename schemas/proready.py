@@ -25,7 +25,7 @@ suite checks that ``questions`` at every t is what the item truncated at t gives
 
 from schemas.core import Field, ListOf, RecordSchema, StructOf
 
-# Seed 002 §4.1, in the paper's order.
+# StreamReady §4.1 (the ProReady-QA task types), in the paper's order.
 TASK_TYPES = ("ssr", "rec", "crr", "ctd", "gsd")
 TASK_NAMES = {
     "ssr": "Sequential Steps Recognition",

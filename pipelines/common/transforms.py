@@ -1,9 +1,9 @@
 """Beam building blocks shared by every benchmark pipeline.
 
-* :class:`ReadSource` — enumerate + load one source dataset; bad items become rejections, items a
-  selection rule leaves out become filtered inputs, files outside the layout become rejections,
-  and all of them are counted; the frames of loaded items go to the blob store at once
-  (``core.blobs``), so only references flow through the rest of the pipeline.
+* :class:`ReadSources` — enumerate + load the source datasets in one stage; bad items become
+  rejections, items a selection rule leaves out become filtered inputs, files outside the layout
+  become rejections, and all of them are counted; the frames of loaded items go to the blob
+  store at once (``core.blobs``), so only references flow through the rest of the pipeline.
 * :class:`WriteShardedParquet` — deterministic HF-named shards through Beam file systems: only
   small records are shuffled, each shard is streamed one row group at a time.
 * :class:`WriteJson` — the per-stage counts and build facts the driver turns into the manifest.
@@ -14,7 +14,6 @@ file system (local, GCS, S3, HDFS) can write a release.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, TaggedOutput
 
+from core import progress
 from core.blobs import BlobStore
 from core.errors import BadInput, Rejection
 from exports.parquet_shards import (
@@ -34,7 +34,6 @@ from exports.parquet_shards import (
     shard_of,
     write_shard,
 )
-from pipelines.common.progress import ReportProgress
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
@@ -65,19 +64,21 @@ class _SplitRefs(beam.DoFn):
 
 
 class _Enumerate(beam.DoFn):
-    def __init__(self, reader: SourceReader) -> None:
-        self.reader = reader
+    def __init__(self, readers: dict[str, SourceReader]) -> None:
+        self.readers = readers
 
-    def process(self, partition: str):
+    def process(self, part: tuple[str, str]):
+        environment, partition = part
+        reader = self.readers[environment]
         try:
-            yield from self.reader.enumerate_partition(partition)
+            yield from reader.enumerate_partition(partition)
         except BadInput as err:  # the whole part is unreadable: one rejection says why
-            yield self.reader.rejection(err, item_id=partition or "*", stage="enumerate")
+            yield reader.rejection(err, item_id=partition or "*", stage="enumerate")
 
 
 class _Load(beam.DoFn):
-    def __init__(self, reader: SourceReader, blobs: str) -> None:
-        self.reader = reader
+    def __init__(self, readers: dict[str, SourceReader], blobs: str) -> None:
+        self.readers = readers
         self.blobs = blobs
         self.store: BlobStore | None = None
 
@@ -85,54 +86,73 @@ class _Load(beam.DoFn):
         self.store = BlobStore(self.blobs)
 
     def process(self, ref: ItemRef):
+        reader = self.readers[ref.environment]
         try:
-            item = self.reader.load(ref)
+            item = reader.load(ref)
         except BadInput as err:
-            yield TaggedOutput(REJECTED, self.reader.rejection(err, item_id=ref.source_id))
+            yield TaggedOutput(REJECTED, reader.rejection(err, item_id=ref.source_id))
             return
         item.frames = [Frame(self.store.put(f.data), f.source) for f in item.frames]
         yield item
 
 
-class ReadSource(beam.PTransform):
-    """Enumerate and load one source — the one way every reader's candidates are accounted for.
+class _ReadProgress(beam.DoFn):
+    """``read <environment>`` progress, out of that source's listed items."""
+
+    def process(self, item, totals):
+        progress.tally(f"read {item.environment}", total=totals.get(item.environment))
+        yield item
+
+    def finish_bundle(self) -> None:
+        progress.flush()
+
+
+class ReadSources(beam.PTransform):
+    """Enumerate and load every source — the one way every reader's candidates are accounted for.
+
+    All readers share one set of steps, so the loading of every source is one Beam stage: the
+    embedded runner executes stages one after another, and a stage per source (seven for
+    ProactiveBench) left workers idle at each small source's tail instead of spreading all
+    items over them at once. Elements carry their environment, which picks the reader.
 
     Outputs ``refs`` (listed items), ``items`` (loaded; frames as blob references under
     ``blobs``), ``listing_rejected`` (bad before loading: malformed line, duplicate id, a file
     or folder outside the layout), ``listing_filtered`` (:class:`Filtered`: left out by a named
-    selection rule), ``load_rejected``, and ``counts``: the ``(group, stage)`` tags of all of
-    them for :class:`CountOutcomes`. Inputs = refs + listing_rejected + listing_filtered.
+    selection rule), ``load_rejected``, and ``counts``: the outcome tags of all of them for
+    :class:`CountOutcomes`. Inputs = refs + listing_rejected + listing_filtered.
     """
 
-    def __init__(self, reader: SourceReader, blobs: str) -> None:
+    def __init__(self, readers: dict[str, SourceReader], blobs: str) -> None:
         super().__init__()
-        self.reader = reader
+        self.readers = dict(sorted(readers.items()))
         self.blobs = blobs
 
     def expand(self, pbegin):
+        readers = self.readers
+        parts = [(env, part) for env, reader in readers.items() for part in reader.partitions()]
         listed = (
             pbegin
-            | "Partitions" >> beam.Create(self.reader.partitions())
+            | "Partitions" >> beam.Create(parts)
             | "SpreadPartitions" >> beam.Reshuffle()
-            | "Enumerate" >> beam.ParDo(_Enumerate(self.reader))
+            | "Enumerate" >> beam.ParDo(_Enumerate(readers))
             | "SplitRejected" >> beam.ParDo(_SplitRefs()).with_outputs(REJECTED, FILTERED_INPUTS,
                                                                          main="refs")
         )
         unrecognized = (
             pbegin
-            | "Layout" >> beam.Create([None])
-            | "Unrecognized" >> beam.FlatMap(lambda _, r=self.reader: r.unrecognized())
+            | "Layout" >> beam.Create(list(readers))
+            | "Unrecognized" >> beam.FlatMap(lambda env: readers[env].unrecognized())
         )
         listing_rejected = (listed[REJECTED], unrecognized) | "ListingRejected" >> beam.Flatten()
-        total = beam.pvalue.AsSingleton(listed.refs | "CountRefs" >> beam.combiners.Count.Globally())
+        totals = AsDict(listed.refs
+                        | "RefEnvironment" >> beam.Map(lambda ref: (ref.environment, 1))
+                        | "CountRefs" >> beam.CombinePerKey(sum))
         loaded = (
             listed.refs
             | "Spread" >> beam.Reshuffle()
-            | "Load" >> beam.ParDo(_Load(self.reader, self.blobs)).with_outputs(REJECTED, main="items")
+            | "Load" >> beam.ParDo(_Load(readers, self.blobs)).with_outputs(REJECTED, main="items")
         )
-        items = loaded.items | "Progress" >> beam.ParDo(
-            ReportProgress(f"read {self.reader.environment}"), total=total
-        )
+        items = loaded.items | "Progress" >> beam.ParDo(_ReadProgress(), totals=totals)
         counts = (
             listed.refs | "TagRefs" >> CountAs("enumerated"),
             listing_rejected | "TagListingRejected" >> CountAs("listing_rejected"),
@@ -260,8 +280,9 @@ def outcome_group(element: Any) -> str:
 
 
 class CountAs(beam.PTransform):
-    """Tag every element with ``(group, stage)`` for :class:`CountOutcomes` — as many times as the
-    items it stands for (``count`` of a per-file :class:`Filtered` summary; 1 otherwise)."""
+    """Tag every element with ``((group, stage), n)`` for :class:`CountOutcomes`, ``n`` being the
+    items it stands for (``count`` of a per-file :class:`Filtered` summary; 1 otherwise) — a
+    weight, not ``n`` copies: a per-class summary of 150K drawings is one element."""
 
     def __init__(self, stage: str, group_fn: Callable[[Any], str] = outcome_group) -> None:
         super().__init__()
@@ -270,8 +291,7 @@ class CountAs(beam.PTransform):
 
     def expand(self, pcoll):
         stage, group_fn = self.stage, self.group_fn
-        return pcoll | "Tag" >> beam.FlatMap(
-            lambda x: itertools.repeat((group_fn(x), stage), getattr(x, "count", 1)))
+        return pcoll | "Tag" >> beam.Map(lambda x: ((group_fn(x), stage), getattr(x, "count", 1)))
 
 
 class CountOutcomes(beam.PTransform):
@@ -288,7 +308,7 @@ class CountOutcomes(beam.PTransform):
     def expand(self, tags):
         return (
             _flattened(tags)
-            | "CountPerStage" >> beam.combiners.Count.PerElement()
+            | "CountPerStage" >> beam.CombinePerKey(sum)
             | "Rows" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
             | "Write" >> WriteJson(f"{self.staging}/_build/{self.name}.json")
         )

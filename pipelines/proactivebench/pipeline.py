@@ -22,7 +22,7 @@ from pipelines.common.transforms import (
     REJECTED,
     CountAs,
     CountOutcomes,
-    ReadSource,
+    ReadSources,
     WriteFileList,
     WriteFilteredInputs,
     WriteJson,
@@ -195,14 +195,11 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
     Returns the loaded source items, which a training split is held out from
     (:class:`pipelines.proactivebench.train_pipeline.BuildTrainingSplit`)."""
     blobs = f"{cfg.staging}/_build/blobs"
-    items_all, rejected_all, filtered_inputs, tags = [], [], [], []
-    for env, reader in sorted(readers.items()):
-        read = p | f"Read[{env}]" >> ReadSource(reader, blobs)
-        items_all.append(read["items"])
-        rejected_all += [read["listing_rejected"], read["load_rejected"]]
-        filtered_inputs.append(read["listing_filtered"])
-        tags.append(read["counts"])
-    items = items_all | "AllItems" >> beam.Flatten()
+    read = p | "ReadSources" >> ReadSources(readers, blobs)
+    items = read["items"]
+    rejected_all = [read["listing_rejected"], read["load_rejected"]]
+    filtered_inputs = [read["listing_filtered"]]
+    tags = [read["counts"]]
     sources = (
         items
         | "SourceFiles" >> beam.FlatMap(

@@ -29,7 +29,7 @@ from pipelines.common.transforms import (
     REJECTED,
     CountAs,
     CountOutcomes,
-    ReadSource,
+    ReadSources,
     WriteFileList,
     WriteFilteredInputs,
     WriteJson,
@@ -44,7 +44,7 @@ from pipelines.proready.sources import VIDEOS, ProReadyReader
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM
 
 FILTERED = "filtered"
-COUNTS = "counts"
+COUNTS = "counts"  # ((group, stage), n) tags for CountOutcomes
 STATUS = "status"
 CANDIDATES = "candidates"
 
@@ -80,19 +80,19 @@ class BuildCandidates(beam.DoFn):
         res = build_video(item.metadata["video"], self.cfg, self.clients)
         if res.video_rejected is not None:
             yield TaggedOutput(REJECTED, res.video_rejected)
-            yield TaggedOutput(COUNTS, (VIDEOS, "generate_rejected"))
+            yield TaggedOutput(COUNTS, ((VIDEOS, "generate_rejected"), 1))
             return
-        yield TaggedOutput(COUNTS, (VIDEOS, "kept"))
+        yield TaggedOutput(COUNTS, ((VIDEOS, "kept"), 1))
         for cand in res.kept:
-            yield TaggedOutput(COUNTS, (ITEMS, "enumerated"))
+            yield TaggedOutput(COUNTS, ((ITEMS, "enumerated"), 1))
             yield cand
         for cand in res.filtered:
-            yield TaggedOutput(COUNTS, (ITEMS, "enumerated"))
-            yield TaggedOutput(COUNTS, (ITEMS, "filtered"))
+            yield TaggedOutput(COUNTS, ((ITEMS, "enumerated"), 1))
+            yield TaggedOutput(COUNTS, ((ITEMS, "filtered"), 1))
             yield TaggedOutput(FILTERED, cand)
         for rej in res.rejected:
-            yield TaggedOutput(COUNTS, (ITEMS, "enumerated"))
-            yield TaggedOutput(COUNTS, (ITEMS, f"{rej.stage}_rejected"))
+            yield TaggedOutput(COUNTS, ((ITEMS, "enumerated"), 1))
+            yield TaggedOutput(COUNTS, ((ITEMS, f"{rej.stage}_rejected"), 1))
             yield TaggedOutput(REJECTED, rej)
 
 
@@ -114,7 +114,7 @@ class ReviewGate(beam.DoFn):
             yield TaggedOutput(REJECTED, rej)
         if latest is None:
             if cands:  # a candidate whose correction failed: rejected instead of reviewed
-                yield TaggedOutput(COUNTS, (ITEMS, "review_correction_rejected"))
+                yield TaggedOutput(COUNTS, ((ITEMS, "review_correction_rejected"), 1))
             return
         approved, item, status = decide(latest, self.cfg.decisions.get(sid, []), self.cfg.panel_size,
                                         self.cfg.violations.get(sid, []))
@@ -123,17 +123,17 @@ class ReviewGate(beam.DoFn):
                                     "objections": [list(o) for o in status.objections],
                                     "corrected": int(latest["version"]) > 1})
         if approved:
-            yield TaggedOutput(COUNTS, (ITEMS, "kept"))
+            yield TaggedOutput(COUNTS, ((ITEMS, "kept"), 1))
             yield item
         else:
-            yield TaggedOutput(COUNTS, (ITEMS, "filtered"))
+            yield TaggedOutput(COUNTS, ((ITEMS, "filtered"), 1))
             yield TaggedOutput(FILTERED, item)
 
 
 def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig) -> None:
     """Add the build to ``p``; outputs land under ``cfg.staging``: the candidates (pending review)
     or, with decisions, the released items per task type."""
-    read = p | "ReadVideos" >> ReadSource(reader, f"{cfg.staging}/_build/blobs")
+    read = p | "ReadVideos" >> ReadSources({reader.environment: reader}, f"{cfg.staging}/_build/blobs")
     built = read["items"] | "BuildCandidates" >> beam.ParDo(BuildCandidates(cfg.generation)).with_outputs(
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )

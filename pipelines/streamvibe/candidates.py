@@ -1,6 +1,6 @@
 """Candidate evidence points for a video-request pair: two generators behind one interface.
 
-Seed 001 §3.3: "For each video-request pair, we use Gemini […] to identify candidate help points
+StreamVibe §3.3: "For each video-request pair, we use Gemini […] to identify candidate help points
 with response windows, preferred times, and reference answers. For dynamic intents, we further
 construct timestamped multi-turn interactions in which intents may be revised, extended, or
 interrupted as the task unfolds." App. B.2: "Candidate evidence points are produced from the

@@ -163,6 +163,9 @@ def test_standing_violations_block_approval():
     assert statuses(four, violations=[dict(v, version=2)])["a"].state == "approved"  # not v1's
     # no decision counted on a tampered task: still a violation, not "pending: no decisions"
     assert statuses([], latest_versions={"a": 1}, violations=[v])["a"].state == "violation"
+    # ... also with no push record (a build without the review ledger): at the violation's version
+    bare = statuses([], violations=[v])["a"]
+    assert (bare.state, bare.version) == ("violation", 1)
     # an objection still decides the state; the violation is carried along
     rej = statuses(four[:3] + [_d("a", 1, "r4", "reject")], violations=[v])["a"]
     assert (rej.state, len(rej.violations)) == ("excluded", 1)

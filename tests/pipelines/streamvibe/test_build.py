@@ -211,7 +211,8 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
     log = tmp_path / "log"
     decision_log.append(log, rows, benchmark="streamvibe", review_round="streamvibe-r1",
                         violations=[violation])
-    final = run(["--raw-dir", str(demo_raw), "--out", str(pending.parents[2]), "--decisions", str(log)])
+    # its own output folder: another test may already have published 2.0.0 with other decisions
+    final = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"), "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["review"]["violations"] == {"task_modified": 1}
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
