@@ -15,11 +15,12 @@ leading ``"B. "`` dropped) or its letter, against the row's ``options`` in lette
 * anything else — a wrong category, the abstain option, a suggestion that is not valid in this
   frame, text that matches no option → ``r_w``.
 
-The call convention is TRL's (``GRPOTrainer`` passes the completions and every dataset column
-other than the prompt as keyword lists, one value per completion; a conversational completion is
-a list of messages): ``reward(completions, **kwargs) -> list[float]`` reading ``ground_truth``,
-``proactive_actions`` and ``options``. Standard library only (with :mod:`filtering.parsing`), so
-a training script needs nothing else of benchforge.
+The call convention is TRL's: ``GRPOTrainer`` calls ``reward(prompts=…, completions=…, **kwargs)``
+with one value per completion in every list, ``kwargs`` holding every other dataset column (and
+TRL's own extras such as ``completion_ids``); a conversational completion is a list of messages.
+So ``reward(prompts, completions, **kwargs) -> list[float]`` reads ``ground_truth``,
+``proactive_actions`` and ``options`` from ``kwargs`` and ignores the rest. Standard library only
+(with :mod:`filtering.parsing`), so a training script needs nothing else of benchforge.
 
     from pipelines.proactivebench.rewards import proactive_reward
     trainer = GRPOTrainer(model=…, reward_funcs=proactive_reward(r_p=0.75), train_dataset=train)
@@ -78,13 +79,13 @@ def proactive_reward(r_p: float = 0.75) -> RewardFunction:
         raise ValueError(f"r_p must be a number in [{R_W}, {R_C}] (the paper: {PAPER_R_P}), got {r_p!r}")
     value = float(r_p)
 
-    def reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
         missing = [c for c in COLUMNS if c not in kwargs]
         if missing:
             raise KeyError(f"the reward needs the training split's columns {list(COLUMNS)}; "
                            f"missing {missing} (kwargs: {sorted(kwargs)})")
         cols = [list(kwargs[c]) for c in COLUMNS]
-        for name, col in zip(COLUMNS, cols, strict=True):
+        for name, col in zip(("prompts", *COLUMNS), [list(prompts), *cols], strict=True):
             if len(col) != len(completions):
                 raise ValueError(f"{name}: {len(col)} values for {len(completions)} completions")
         return [score(completion_text(c), gt, actions, opts, value)

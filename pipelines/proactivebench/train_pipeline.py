@@ -2,25 +2,25 @@
 
 ```
 evaluation items ─→ HeldOutKeys (id + content key → evaluation item) ─┐ side input
-ReadTrain[<env>] (ReadSource) → HeldOut ─────────────────────────────→ TrainRows → WriteTrainRows
+ReadTrainSources (ReadSources) → HeldOut ───────────────────────────→ TrainRows → WriteTrainRows
                                    └─ filtered_inputs/train (rule "held out")     grpo/<env>/train-*.parquet
 ```
 
 Why a PTransform of its own over the evaluation items, not steps inside
 :func:`pipeline.build_pipeline`: the training split reads its own sources with the same reader
-contract (:class:`~pipelines.common.transforms.ReadSource`), needs from the evaluation pipeline
+contract (:class:`~pipelines.common.transforms.ReadSources`), needs from the evaluation pipeline
 only the items it loaded (their held-out keys), and writes its own outcomes — so the evaluation
 pipeline stays as it is (its files keep their bytes) and either side can change its reading
 without touching the other.
 
 Outcomes of the training split are counted in groups ``train/<environment>`` (``_build/
-counts-train.json``) and written under ``rejected/train/`` and ``filtered_inputs/train/``: the
-readers tag what they yield with their environment, so the training split re-tags it.
+counts-train.json``; ``ReadSources(group_prefix="train/")`` groups what the readers yield) and
+written under ``rejected/train/`` and ``filtered_inputs/train/``. The training sources are read
+in a stage of their own: their readers share environment names with the evaluation's.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from pipelines.common.transforms import (
     REJECTED,
     CountAs,
     CountOutcomes,
-    ReadSource,
+    ReadSources,
     WriteFilteredInputs,
     WriteJson,
     WriteRejections,
@@ -59,11 +59,6 @@ class TrainPipelineConfig:
     build: BuildConfig
     rows: RowsConfig
     clip: dict[str, Any] | None = None  # the evaluation's CLIP miner settings (COCO negatives)
-
-
-def as_train(outcome: Any) -> Any:
-    """A reader's rejection or filtered input, re-tagged into its training group."""
-    return dataclasses.replace(outcome, environment=TRAIN_PREFIX + outcome.environment)
 
 
 class HoldOut(beam.DoFn):
@@ -147,17 +142,11 @@ class BuildTrainingSplit(beam.PTransform):
             | "EvaluationRecords" >> beam.Map(heldout.evaluation_record)
             | "WriteEvaluationSources" >> WriteJson(f"{staging}/_build/train_evaluation_sources.json")
         )
-        items, rejected, filtered, tags = [], [], [], []
-        for env, reader in sorted(self.readers.items()):
-            read = p | f"ReadTrain[{env}]" >> ReadSource(reader, blobs)
-            items.append(read["items"])
-            rejected += [read["listing_rejected"], read["load_rejected"]]
-            filtered.append(read["listing_filtered"])
-            tags.append(read["counts"] | f"TrainGroup[{env}]" >> beam.MapTuple(
-                lambda group, stage: (TRAIN_PREFIX + group, stage)))
-        rejected = [r | f"AsTrainRejected{i}" >> beam.Map(as_train) for i, r in enumerate(rejected)]
-        filtered = [f | f"AsTrainFiltered{i}" >> beam.Map(as_train) for i, f in enumerate(filtered)]
-        train_items = items | "TrainItems" >> beam.Flatten()
+        read = p | "ReadTrainSources" >> ReadSources(self.readers, blobs, group_prefix=TRAIN_PREFIX)
+        rejected = [read["listing_rejected"], read["load_rejected"]]
+        filtered = [read["listing_filtered"]]
+        tags = [read["counts"]]
+        train_items = read["items"]
         checked = train_items | "HeldOut" >> beam.ParDo(HoldOut(), held=AsDict(held)).with_outputs(
             FILTERED_INPUTS, MATCHES, main="items")
         vocabularies = p | "TrainVocabularies" >> beam.Create(sorted(self.vocab.items()))
@@ -169,7 +158,7 @@ class BuildTrainingSplit(beam.PTransform):
         tags += [
             checked[FILTERED_INPUTS] | "CountHeldOut" >> CountAs("held_out_filtered"),
             built[REJECTED] | "CountTrainRejected" >> beam.Map(
-                lambda r: (r.environment, f"{r.stage}_rejected")),  # build / self_check
+                lambda r: ((r.environment, f"{r.stage}_rejected"), 1)),  # build / self_check
             built[SEQUENCES] | "CountTrainKept" >> CountAs("kept"),
         ]
         _ = built.rows | "WriteTrainRows" >> WriteShardedParquet(
