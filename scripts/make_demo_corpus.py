@@ -11,9 +11,9 @@ are here too, in the same native layouts: COCO ``train2014`` beside ``val2014`` 
 under another name and id, an evaluation image id reused, an evaluation drawing under another
 key_id, an evaluation key_id with other strokes), which the build must hold out. Annotations
 the media lack (boxes, occluder positions, per-second labels) are written here by hand after
-looking at the frames; the occluders of ROD are drawn onto real photos. Output is deterministic (fixed encoders, sorted
-JSON) and written to a temp dir that is renamed into place, so an interrupted run leaves the
-previous corpus intact.
+looking at the frames; the occluders of ROD are drawn onto real photos. Output is deterministic
+(fixed encoders, sorted JSON) and written to a temp dir that is renamed into place, so an
+interrupted run leaves the previous corpus intact.
 
     .venv/bin/python scripts/make_demo_corpus.py [--out demo_corpus]
 """
