@@ -19,7 +19,7 @@ self-check or the leak filter): conservative on purpose, as a training item equa
 evaluation item that happened to be dropped is still not new data. A training item that matches
 is a filtered input (rule ``held out``, stage ``held_out``) whose reason names the training file,
 the field that matched and the evaluation item it matched; the release gate then proves the
-property again on what is published (``train_quality.py``).
+property again on what is published (:mod:`pipelines.proactivebench.train_quality`).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def match(item: SourceItem, held: dict[str, str]) -> tuple[Filtered, list[dict[s
         what = ("its source id" if by == "source_id"
                 else f"its decoded {CONTENT_FIELD.get(item.environment, 'content')} (sha256 "
                      f"{item.content_sha256[:12]}…)")
-        reasons.append(f"{field}: {what} equals the evaluation split's {test_item}")
+        reasons.append(f"{field}: {what} matches the evaluation split's {test_item}")
     filtered = Filtered(item_id=item.source_id, benchmark=BENCHMARK,
                         environment=TRAIN_PREFIX + item.environment, source_file=source_file,
                         rule=HELD_OUT, reason="; ".join(reasons) + " (held out, ProactiveBench §5)",
