@@ -3,8 +3,9 @@
 
 A refactoring that claims to preserve behaviour must give the same bytes; this is how that is
 checked. It builds, in a temporary folder, the ProactiveBench demo release (both splits, as ``make
-build-proactivebench`` does), the ProReady-QA demo release (scripted demo decisions and corrections) and the StreamVibe demo release (scripted
-approvals of every candidate), and lists ``benchmark/relative path → sha256``.
+build-proactivebench`` does), the ProReady-QA demo release (scripted demo decisions and
+corrections) and the StreamVibe demo release (scripted approvals of every candidate), and lists
+``benchmark/relative path → sha256``.
 
 Text files are hashed after two normalisations, because they legitimately differ between two
 checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the

@@ -43,7 +43,12 @@ def cumulative_pngs(strokes: list[Stroke], size: int = CANVAS) -> list[bytes]:
 
 
 def strokes_sha256(strokes: list[Stroke] | list[list[list[float]]]) -> str:
-    """sha256 of a drawing's stroke data as canonical JSON (``[[xs, ys], ...]``, no spaces): the
-    same drawing gives the same key under any ``key_id``, in any file, on any line."""
-    canonical = [[list(xs), list(ys)] for xs, ys in ((s[0], s[1]) for s in strokes)]
+    """sha256 of a drawing's stroke data as canonical JSON (``[[xs, ys], ...]``, whole numbers
+    written as integers, no spaces): the same drawing gives the same key under any ``key_id``,
+    in any file, on any line, whether a writer stored ``12`` or ``12.0``."""
+
+    def number(v: float) -> float | int:
+        return int(v) if float(v).is_integer() else float(v)
+
+    canonical = [[[number(x) for x in s[0]], [number(y) for y in s[1]]] for s in strokes]
     return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()
