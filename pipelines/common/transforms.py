@@ -314,10 +314,11 @@ class CountAs(beam.PTransform):
 
 
 class CountOutcomes(beam.PTransform):
-    """``(group, stage)`` tags from every stage → ``_build/counts.json`` (one row per group and
-    stage), which the driver turns into ``inputs = kept + filtered + rejected`` per group. A part
-    of a pipeline that counts its own groups apart (a training split beside the evaluation split)
-    writes ``_build/counts-<part>.json``; the driver reads every ``counts*.json``."""
+    """``((group, stage), n)`` tags from every stage → ``_build/counts.json`` (one row per group
+    and stage, ``n`` summed), which the driver turns into ``inputs = kept + filtered + rejected``
+    per group. A part of a pipeline that counts its own groups apart (a training split beside the
+    evaluation split) writes ``_build/counts-<part>.json``; the driver reads every
+    ``counts*.json``."""
 
     def __init__(self, staging: str, part: str = "") -> None:
         super().__init__()

@@ -111,6 +111,7 @@ class BuildTrainingRows(beam.DoFn):
 
 
 def _evaluation_keys(item: SourceItem, envs: frozenset[str]) -> list[tuple[str, str]]:
+    """(held-out key, evaluation item) pairs of an evaluation item of a training environment."""
     if item.environment not in envs:
         return []
     return [(k, f"{item.environment}/{item.source_id}") for k in heldout.keys(item)]

@@ -14,10 +14,10 @@ filtered by the rule ``per-class sample``. ``extra["order"] = "descending"`` tak
 other end of the same order: the training split does (``configs/proactivebench/train.yaml``), so
 when it reads the same class files as the evaluation split, the two take disjoint drawings of any
 class holding more than both samples together (ProactiveBench §5: a QuickDraw subset "disjoint
-from that used in ProactiveBench"; the build still checks it, ``heldout.py``). Lines that are
-not UTF-8, malformed lines and every
-line of a ``key_id`` given twice in a file are rejections naming ``<file>:<line>`` and the field;
-a file or folder in the root that is not ``<category>.ndjson`` is rejected too. The drawing
+from that used in ProactiveBench"; the build still checks it, ``heldout.py``). Lines that are not
+UTF-8, malformed lines and every line of a ``key_id`` given twice in a file are rejections naming
+``<file>:<line>`` and the field; a file or folder in the root that is not ``<category>.ndjson``
+is rejected too. The drawing
 travels in the ItemRef payload, so ``load`` never re-reads a (large) class file.
 """
 
