@@ -19,6 +19,11 @@ RUNNER_ARGS := $(if $(RUNNER),--runner=$(RUNNER),) \
 # Per-dataset overrides: COCO_DIR=/data/coco etc.
 SOURCE_ARGS := $(foreach e,ROD VSOD MVPN IMAGENET_C QUICKDRAW CHANGEIT COCO,\
   $(if $($(e)_DIR),--source $(shell echo $(e) | tr A-Z a-z)=$($(e)_DIR),))
+# The training split (ProactiveBench §5) is built beside the evaluation split; PB_SPLIT=test builds
+# the evaluation split only. Its sources elsewhere: COCO_TRAIN_DIR=…, QUICKDRAW_TRAIN_DIR=….
+PB_SPLIT ?= train
+TRAIN_SOURCE_ARGS := $(foreach e,QUICKDRAW COCO,\
+  $(if $($(e)_TRAIN_DIR),--train-source $(shell echo $(e) | tr A-Z a-z)=$($(e)_TRAIN_DIR),))
 
 .PHONY: setup system venv media demo-corpus build-proactivebench check compat-export benchmark \
   test test-fast lint clean
@@ -42,7 +47,8 @@ demo-corpus: venv
 
 build-proactivebench: venv demo-corpus
 	$(strip $(BENCHFORGE) build proactivebench --config $(CONFIG) --raw-dir $(RAW_DIR) --out $(OUT) \
-	  $(SOURCE_ARGS) $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS))
+	  --split $(PB_SPLIT) $(SOURCE_ARGS) $(if $(filter train,$(PB_SPLIT)),$(TRAIN_SOURCE_ARGS),) \
+	  $(if $(PROBES),--probes $(PROBES),) $(RUNNER_ARGS) $(BEAM_ARGS))
 
 check: venv
 	$(BENCHFORGE) check $(RELEASE)

@@ -98,3 +98,56 @@ FILTERED_EPISODE = EPISODE.extend(
     Field("filter_reason", "string", "Why, in words."),
     Field("filter_evidence", "string", "Evidence as JSON (e.g. per-model first-turn answers)."),
 )
+
+# -- the training split (ProactiveBench §5) ----------------------------------------------------------
+TRAIN_SPLIT = "train"
+TRAIN_PREFIX = "train/"  # counts groups of the training split: train/<environment>
+# §5: "We train models using two scenarios, QuickDraw and COCO"
+TRAIN_ENVIRONMENTS = ("coco", "quickdraw")
+
+CONTENT_PART = StructOf(
+    (
+        Field("type", "string", "'image' (a placeholder for the next entry of `images`) or 'text'."),
+        Field("text", "string", "The text of a 'text' part; null for an 'image' part.", nullable=True),
+    )
+)
+
+MESSAGE = StructOf(
+    (
+        Field("content", ListOf(CONTENT_PART), "The message's parts, in order."),
+        Field("role", "string", "'user' (the one turn a training row holds)."),
+    )
+)
+
+TRAIN_ROW = RecordSchema(
+    name="proactivebench_train_row",
+    version="1.0.0",
+    doc="One frame of a ProactiveBench sequence as a single-turn MCQA training prompt for GRPO "
+        "(ProactiveBench §5). The first five fields carry the names and types of the authors' "
+        "released training set, so GRPO trainers read the split as it is.",
+    fields=(
+        Field("prompt", ListOf(MESSAGE), "The chat: one user message, the frame (an 'image' part) "
+                                         "then the MCQA text in the evaluation's format."),
+        Field("ground_truth", "string", "The correct category (one of `options`)."),
+        Field("proactive_actions", ListOf("string"),
+              "The options that are valid proactive suggestions in this frame (they lead to a more "
+              "informative frame); empty where the answer is visible."),
+        Field("options", ListOf("string"), "Every option the prompt shows, in letter order (A, B, "
+                                           "…): this frame's suggestions and abstain option, then "
+                                           "the four categories."),
+        Field("images", ListOf(IMAGE), "The frame the prompt shows (one image)."),
+        Field("id", "string", "Unique row id: '<sequence_id>#<frame>'."),
+        Field("sequence_id", "string", "The sequence ('<environment>/<source id>'): rows of one "
+                                       "sequence share it."),
+        Field("environment", "string", f"One of {', '.join(TRAIN_ENVIRONMENTS)}."),
+        Field("source_id", "string", "Id of the item in its source dataset."),
+        Field("frame", "int32", "Index of the shown frame in the sequence (0 = least informative)."),
+        Field("num_frames", "int32", "Frames in the sequence."),
+        Field("ambiguous", "bool", "True: the answer is not visible in this frame and needs a "
+                                   "proactive step first; False: the frame is a reference frame."),
+        Field("source_sha256", "string", "sha256 of the decoded source content (COCO: the image's "
+                                         "pixels; QuickDraw: the stroke data): the key that proves "
+                                         "the split held out from the evaluation split."),
+        Field("frame_source", "string", "Where the frame came from (relative path + operation)."),
+    ),
+)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from schemas.core import RecordSchema
 from schemas.outcomes import FILTERED_INPUT, REJECTION
-from schemas.proactivebench import EPISODE, FILTERED_EPISODE
+from schemas.proactivebench import EPISODE, FILTERED_EPISODE, TRAIN_ROW
 from schemas.proready import FILTERED_ITEM, ITEM, RELEASED_ITEM
 from schemas.review import REVIEW_DECISION
 from schemas.streamvibe import FILTERED, POINTWISE, RL_SEED, SAMPLE, SFT_STREAM
 
 RECORDS: dict[str, RecordSchema] = {
     s.name: s
-    for s in (EPISODE, FILTERED_EPISODE, SAMPLE, POINTWISE, FILTERED, SFT_STREAM, RL_SEED,
+    for s in (EPISODE, FILTERED_EPISODE, TRAIN_ROW, SAMPLE, POINTWISE, FILTERED, SFT_STREAM, RL_SEED,
               RELEASED_ITEM, FILTERED_ITEM, ITEM, REJECTION, FILTERED_INPUT, REVIEW_DECISION)
 }
 

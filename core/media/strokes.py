@@ -7,6 +7,9 @@ format: ``[[x0, x1, ...], [y0, y1, ...]]`` per stroke, coordinates in a 0–255 
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from PIL import Image, ImageDraw
 
 from core.media.images import encode_image
@@ -37,3 +40,15 @@ def render_strokes(strokes: list[Stroke], count: int, size: int = CANVAS) -> Ima
 def cumulative_pngs(strokes: list[Stroke], size: int = CANVAS) -> list[bytes]:
     """One PNG per prefix of the stroke list: frame i shows strokes 0..i."""
     return [encode_image(render_strokes(strokes, i + 1, size), "png") for i in range(len(strokes))]
+
+
+def strokes_sha256(strokes: list[Stroke] | list[list[list[float]]]) -> str:
+    """sha256 of a drawing's stroke data as canonical JSON (``[[xs, ys], ...]``, whole numbers
+    written as integers, no spaces): the same drawing gives the same key under any ``key_id``,
+    in any file, on any line, whether a writer stored ``12`` or ``12.0``."""
+
+    def number(v: float) -> float | int:
+        return int(v) if float(v).is_integer() else float(v)
+
+    canonical = [[[number(x) for x in s[0]], [number(y) for y in s[1]]] for s in strokes]
+    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()

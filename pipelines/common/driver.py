@@ -114,9 +114,14 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
 
 
 def read_stages(staging: Path) -> dict[str, dict[str, int]]:
+    """Counts per group and stage from every ``_build/counts*.json`` (a pipeline part that
+    counts its own groups apart, e.g. a training split, writes its own file; a group and stage
+    counted in two files is summed)."""
     stages: dict[str, dict[str, int]] = {}
-    for row in json.loads((staging / "_build" / "counts.json").read_text()):
-        stages.setdefault(row["environment"], {})[row["stage"]] = row["n"]
+    for path in sorted((staging / "_build").glob("counts*.json")):
+        for row in json.loads(path.read_text()):
+            group = stages.setdefault(row["environment"], {})
+            group[row["stage"]] = group.get(row["stage"], 0) + row["n"]
     return {g: dict(sorted(s.items())) for g, s in sorted(stages.items())}
 
 
@@ -161,12 +166,13 @@ def check_sources_yield(benchmark: Benchmark, ctx: BuildContext, counts: dict[st
 
 
 def outcome_reasons(staging: Path, groups: list[str], limit: int = 3) -> list[str]:
-    """The first distinct reasons (file: reason) of the groups' rejections and filtered inputs."""
+    """The first distinct reasons (file: reason) of the groups' rejections and filtered inputs
+    (a second split's are in subfolders, e.g. ``rejected/train/``)."""
     import pyarrow.parquet as pq
 
     out: list[str] = []
     for folder in ("rejected", FILTERED_INPUTS):
-        for path in sorted((staging / folder).glob("*.parquet")):
+        for path in sorted((staging / folder).rglob("*.parquet")):
             for row in pq.read_table(path, columns=["environment", "source_file", "reason"]).to_pylist():
                 text = f"{row['source_file']}: {row['reason']}"
                 if row["environment"] in groups and text not in out:

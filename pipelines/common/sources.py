@@ -55,6 +55,11 @@ class SourceItem:
     ``source_files`` lists (relative path, sha256) of every file read, for the manifest;
     ``notes`` (relative path, note) what is odd but not wrong about them (a video whose header
     counts more frames than decode over a complete timeline), listed in the manifest too.
+    ``content_sha256`` is the sha256 of the item's decoded source content (an image's pixels, a
+    drawing's strokes) where a reader computes it: unlike a file's sha256 it is the same for a
+    renamed copy or one stored in another file format with the same decoded content, which is
+    what proves a training split held out (``docs/proactivebench.md`` §Training split); ``""``
+    where a reader does not compute it.
     """
 
     environment: str
@@ -67,6 +72,7 @@ class SourceItem:
     metadata: dict[str, Any] = field(default_factory=dict)
     source_files: list[tuple[str, str]] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)
+    content_sha256: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ file system (local, GCS, S3, HDFS) can write a release.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -97,10 +98,13 @@ class _Load(beam.DoFn):
 
 
 class _ReadProgress(beam.DoFn):
-    """``read <environment>`` progress, out of that source's listed items."""
+    """``read <group>`` progress, out of that source's listed items."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
 
     def process(self, item, totals):
-        progress.tally(f"read {item.environment}", total=totals.get(item.environment))
+        progress.tally(f"read {self.prefix}{item.environment}", total=totals.get(item.environment))
         yield item
 
     def finish_bundle(self) -> None:
@@ -120,12 +124,18 @@ class ReadSources(beam.PTransform):
     or folder outside the layout), ``listing_filtered`` (:class:`Filtered`: left out by a named
     selection rule), ``load_rejected``, and ``counts``: the outcome tags of all of them for
     :class:`CountOutcomes`. Inputs = refs + listing_rejected + listing_filtered.
+
+    ``group_prefix`` puts the outcomes of a second split's sources in groups of their own
+    (``train/coco`` beside the evaluation's ``coco``): its rejections, filtered inputs, counts and
+    progress lines carry ``<prefix><environment>``, while the loaded items keep the environment
+    their reader knows (what builds them into samples).
     """
 
-    def __init__(self, readers: dict[str, SourceReader], blobs: str) -> None:
+    def __init__(self, readers: dict[str, SourceReader], blobs: str, group_prefix: str = "") -> None:
         super().__init__()
         self.readers = dict(sorted(readers.items()))
         self.blobs = blobs
+        self.group_prefix = group_prefix
 
     def expand(self, pbegin):
         readers = self.readers
@@ -152,19 +162,28 @@ class ReadSources(beam.PTransform):
             | "Spread" >> beam.Reshuffle()
             | "Load" >> beam.ParDo(_Load(readers, self.blobs)).with_outputs(REJECTED, main="items")
         )
-        items = loaded.items | "Progress" >> beam.ParDo(_ReadProgress(), totals=totals)
+        prefix = self.group_prefix
+        items = loaded.items | "Progress" >> beam.ParDo(_ReadProgress(prefix), totals=totals)
+        listing_filtered, load_rejected = listed[FILTERED_INPUTS], loaded[REJECTED]
+        if prefix:
+            def regroup(outcome):
+                return dataclasses.replace(outcome, environment=prefix + outcome.environment)
+
+            listing_rejected = listing_rejected | "RegroupListingRejected" >> beam.Map(regroup)
+            listing_filtered = listing_filtered | "RegroupListingFiltered" >> beam.Map(regroup)
+            load_rejected = load_rejected | "RegroupLoadRejected" >> beam.Map(regroup)
         counts = (
-            listed.refs | "TagRefs" >> CountAs("enumerated"),
+            listed.refs | "TagRefs" >> CountAs("enumerated", lambda ref: prefix + ref.environment),
             listing_rejected | "TagListingRejected" >> CountAs("listing_rejected"),
-            listed[FILTERED_INPUTS] | "TagListingFiltered" >> CountAs("listing_filtered"),
-            loaded[REJECTED] | "TagLoadRejected" >> CountAs("read_rejected"),
+            listing_filtered | "TagListingFiltered" >> CountAs("listing_filtered"),
+            load_rejected | "TagLoadRejected" >> CountAs("read_rejected"),
         ) | "Tags" >> beam.Flatten()
         return {
             "refs": listed.refs,
             "items": items,
             "listing_rejected": listing_rejected,
-            "listing_filtered": listed[FILTERED_INPUTS],
-            "load_rejected": loaded[REJECTED],
+            "listing_filtered": listing_filtered,
+            "load_rejected": load_rejected,
             "counts": counts,
         }
 
@@ -295,19 +314,23 @@ class CountAs(beam.PTransform):
 
 
 class CountOutcomes(beam.PTransform):
-    """``(group, stage)`` tags from every stage → ``_build/counts.json`` (one row per group and
-    stage), which the driver turns into ``inputs = kept + filtered + rejected`` per group."""
+    """``((group, stage), n)`` tags from every stage → ``_build/counts.json`` (one row per group
+    and stage, ``n`` summed), which the driver turns into ``inputs = kept + filtered + rejected``
+    per group. A part of a pipeline that counts its own groups apart (a training split beside the
+    evaluation split) writes ``_build/counts-<part>.json``; the driver reads every
+    ``counts*.json``."""
 
-    def __init__(self, staging: str) -> None:
+    def __init__(self, staging: str, part: str = "") -> None:
         super().__init__()
         self.staging = staging
+        self.name = f"counts-{part}" if part else "counts"
 
     def expand(self, tags):
         return (
             _flattened(tags)
             | "CountPerStage" >> beam.CombinePerKey(sum)
             | "Rows" >> beam.MapTuple(lambda k, n: {"environment": k[0], "stage": k[1], "n": n})
-            | "Write" >> WriteJson(f"{self.staging}/_build/counts.json")
+            | "Write" >> WriteJson(f"{self.staging}/_build/{self.name}.json")
         )
 
 
@@ -323,19 +346,22 @@ class WriteFileList(beam.PTransform):
 
 
 class WriteFilteredInputs(beam.PTransform):
-    """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records)."""
+    """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records); a second
+    split of a release writes its own under ``folder`` (e.g. ``filtered_inputs/train``)."""
 
-    def __init__(self, staging: str) -> None:
+    def __init__(self, staging: str, folder: str = FILTERED_INPUTS) -> None:
         super().__init__()
         self.staging = staging
+        self.folder = folder
 
     def expand(self, filtered):
         from schemas.outcomes import FILTERED_INPUT
 
+        folder = self.folder
         return (
             _flattened(filtered)
             | "Records" >> beam.Map(lambda r: r.to_record())
-            | "Write" >> WriteShardedParquet(self.staging, lambda r: FILTERED_INPUTS, FILTERED_INPUT,
+            | "Write" >> WriteShardedParquet(self.staging, lambda r: folder, FILTERED_INPUT,
                                              FILTERED_INPUTS, unique=False)
         )
 

@@ -3,6 +3,11 @@ their native layouts → multi-turn MCQA episodes (ProactiveBench §3, App. 0.A)
 
 ``python -m pipelines.proactivebench --raw-dir …`` (or ``make build-proactivebench``); the shared
 driver does the rest (:mod:`pipelines.common.driver`).
+
+``--split train`` adds the training split beside the evaluation split (ProactiveBench §5):
+single-turn GRPO rows from COCO train2014 and a QuickDraw subset, held out from the evaluation
+split it is published with (``train_pipeline.py``, ``train_release.py``, ``train_quality.py``),
+set by ``configs/proactivebench/train.yaml``.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from exports.release import source_digest
+from exports.release import source_digest, write_empty_shards
 from filtering.report import release_leak_summary
 from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
@@ -20,7 +25,18 @@ from pipelines.common.sources import preflight
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
 from pipelines.proactivebench.sources import make_readers
-from schemas.proactivebench import ENVIRONMENTS, EPISODE, FILTERED_EPISODE
+from pipelines.proactivebench.train_config import load_train_config, make_train_readers
+from pipelines.proactivebench.train_pipeline import BuildTrainingSplit, TrainPipelineConfig
+from pipelines.proactivebench.train_release import train_finalize
+from pipelines.proactivebench.training import RowsConfig
+from schemas.outcomes import FILTERED_INPUT, REJECTION
+from schemas.proactivebench import (
+    ENVIRONMENTS,
+    EPISODE,
+    FILTERED_EPISODE,
+    TRAIN_PREFIX,
+    TRAIN_SPLIT,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,12 +59,22 @@ class ProactiveBench(Benchmark):
     schema = EPISODE
     filtered_schema = FILTERED_EPISODE
     default_config = REPO / "configs" / "proactivebench.yaml"
+    splits = ("test", TRAIN_SPLIT)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
                             help="one dataset elsewhere, e.g. coco=/data/coco (make: COCO_DIR=…)")
         parser.add_argument("--probes", default=None, help="leak-filter probe pool YAML")
         parser.add_argument("--only", default=None, help="comma-separated environments to build")
+        parser.add_argument("--train-config", type=Path,
+                            default=REPO / "configs" / "proactivebench" / "train.yaml",
+                            help="the training split's settings (read with --split train)")
+        parser.add_argument("--train-source", action="append", default=[], metavar="ENV=PATH",
+                            help="a training source elsewhere, e.g. quickdraw=/data/qd "
+                                 "(make: QUICKDRAW_TRAIN_DIR=…)")
+
+    def split_of(self, group: str) -> str:
+        return TRAIN_SPLIT if group.startswith(TRAIN_PREFIX) else self.split
 
     def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
         unknown = sorted(set(config.get("environments") or {}) - set(ENVIRONMENTS))
@@ -71,36 +97,86 @@ class ProactiveBench(Benchmark):
         ctx.state["readers"], ctx.state["vocab"] = readers, vocab
         ctx.state["probes"] = ctx.args.probes or ctx.config.get("probes")
         ctx.state["clip"] = (ctx.config.get("negatives") or {}).get("clip")
+        ctx.state["train_readers"] = {}
+        if TRAIN_SPLIT in ctx.splits:
+            self._prepare_train(ctx, overrides)
+
+    def _prepare_train(self, ctx: BuildContext, overrides: dict[str, str]) -> None:
+        """The training sources, read like the evaluation's (preflight, unreadable → stop or
+        skip); each must be held out from an evaluation source this build reads."""
+        # recorded in this release's manifest (config.train), so its config sha256 covers it
+        ctx.config["train"] = train = load_train_config(ctx.args.train_config)
+        readers = make_train_readers(train, ctx.config["environments"], ctx.raw_dir, ctx.seed,
+                                     overrides, dict(s.split("=", 1) for s in ctx.args.train_source))
+        unheld = sorted(set(readers) - set(ctx.state["readers"]))
+        if unheld:
+            raise SystemExit(f"error: training sources {unheld} are held out from the evaluation "
+                             "sources of the same name, which this build does not read (--only, "
+                             "an unreadable source): build them too, or the evaluation split only")
+        vocab, broken = preflight(readers)
+        for env, err in broken.items():
+            ctx.source_unreadable(TRAIN_PREFIX + env, readers.pop(env).root, err)
+        if not readers:
+            raise SystemExit("error: no readable training source left to build")
+        ctx.state["train_readers"], ctx.state["train_vocab"] = readers, vocab
 
     def groups(self, ctx: BuildContext) -> list[str]:
-        return sorted(ctx.state["readers"])
+        return sorted(ctx.state["readers"]) + [TRAIN_PREFIX + e for e in sorted(ctx.state["train_readers"])]
+
+    def data_prefix(self, group: str) -> str | None:
+        # a training group keeps sequences, each giving several rows: the training suite checks
+        # its kept count against the sequences in grpo/ (train_quality.count_frame)
+        return None if group.startswith(TRAIN_PREFIX) else f"data/{group}"
 
     def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
                      ) -> dict[str, tuple[str, int, list[str]]]:
-        return {env: (r.root, counts.get(env, {}).get("kept", 0), [env])
-                for env, r in ctx.state["readers"].items()}
+        out = {env: (r.root, counts.get(env, {}).get("kept", 0), [env])
+               for env, r in ctx.state["readers"].items()}
+        for env, r in ctx.state["train_readers"].items():
+            group = TRAIN_PREFIX + env
+            out[group] = (r.root, counts.get(group, {}).get("kept", 0), [group])
+        return out
 
     def describe(self, ctx: BuildContext) -> str:
-        return (f"building {self.name} {ctx.version} from {ctx.raw_dir} "
-                f"({', '.join(ctx.state['readers'])}) → {ctx.out_root / ctx.version}")
+        train = (f"; {TRAIN_SPLIT}: {', '.join(ctx.state['train_readers'])}"
+                 if ctx.state["train_readers"] else "")
+        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.raw_dir} "
+                f"({', '.join(ctx.state['readers'])}{train}) → {ctx.out_root / ctx.version}")
 
     def pipeline(self, p, ctx: BuildContext) -> None:
         negatives = ctx.config.get("negatives") or {}
-        build_pipeline(p, ctx.state["readers"], ctx.state["vocab"], PipelineConfig(
+        build = BuildConfig(global_seed=ctx.seed, negative_strategy=dict(negatives.get("strategy") or {}))
+        items = build_pipeline(p, ctx.state["readers"], ctx.state["vocab"], PipelineConfig(
             staging=str(ctx.staging),
             split=self.split,
-            build=BuildConfig(global_seed=ctx.seed, negative_strategy=dict(negatives.get("strategy") or {})),
+            build=build,
             open_ended_per_environment=int(ctx.config.get("open_ended_per_environment", 100)),
             clip=ctx.state["clip"],
             probes_config=ctx.state["probes"],
             run_id=ctx.staging.name,
         ))
+        if ctx.state["train_readers"]:
+            train = ctx.config["train"]
+            rows = RowsConfig(hint=train["hint"], global_seed=ctx.seed, **train["rows_per_sequence"])
+            _ = items | "TrainingSplit" >> BuildTrainingSplit(
+                ctx.state["train_readers"], ctx.state["train_vocab"],
+                TrainPipelineConfig(staging=str(ctx.staging), build=build, rows=rows,
+                                    clip=ctx.state["clip"]))
+
+    def after_pipeline(self, ctx: BuildContext) -> None:
+        if ctx.state["train_readers"]:  # "nothing filtered / rejected" visible, as at the root
+            write_empty_shards(ctx.staging, [f"filtered_inputs/{TRAIN_SPLIT}"], FILTERED_INPUT,
+                               "filtered_inputs")
+            write_empty_shards(ctx.staging, [f"rejected/{TRAIN_SPLIT}"], REJECTION, "rejected")
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         from pipelines.proactivebench.quality import suites
+        from pipelines.proactivebench.train_quality import training_suites
 
-        return suites(release, counts)
+        test = {g: c for g, c in counts.items() if self.split_of(g) == self.split}
+        out = suites(release, test)
+        return out + (training_suites(release, manifest["train"], counts) if "train" in manifest else [])
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
@@ -116,7 +192,7 @@ class ProactiveBench(Benchmark):
         leak = release_leak_summary(ctx.staging, probes, ctx.config)
         miner = make_miner(clip).describe() if clip else None
         readers = ctx.state["readers"]
-        return Finalized(
+        fin = Finalized(
             manifest={
                 "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, [])),
                                 **({"notes": notes[e]} if e in notes else {})}
@@ -129,6 +205,9 @@ class ProactiveBench(Benchmark):
             # has no config (the counts table still lists it with kept = 0)
             configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
         )
+        if ctx.state["train_readers"]:
+            train_finalize(ctx, counts, fin)
+        return fin
 
 
 def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict[str, Any] | None

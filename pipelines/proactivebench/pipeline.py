@@ -189,9 +189,11 @@ class SelectOpenEnded(beam.PTransform):
 
 
 def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: dict[str, list[str]],
-                   cfg: PipelineConfig) -> None:
+                   cfg: PipelineConfig) -> beam.PCollection:
     """Add the whole build to ``p``; outputs land under ``cfg.staging``. ``vocab`` is each
-    source's label set, read before the build (:func:`pipelines.common.sources.preflight`)."""
+    source's label set, read before the build (:func:`pipelines.common.sources.preflight`).
+    Returns the loaded source items, which a training split is held out from
+    (:class:`pipelines.proactivebench.train_pipeline.BuildTrainingSplit`)."""
     blobs = f"{cfg.staging}/_build/blobs"
     read = p | "ReadSources" >> ReadSources(readers, blobs)
     items = read["items"]
@@ -273,3 +275,4 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         )
         | "WriteStrategies" >> WriteJson(f"{cfg.staging}/_build/negatives.json")
     )
+    return items

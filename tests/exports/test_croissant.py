@@ -64,14 +64,19 @@ def test_mlcroissant_validates_and_loads_every_config(bench: str, demo_releases:
     for path, digest in sha.items():
         assert objects[f"{release.version}/{path}"]["sha256"] == digest
 
+    # one record set per config and split: a training split's as `<config>-train`
+    sets = {(c if split == release.split else f"{c}-{split}"): (c, split, globs)
+            for split in release.splits for c, globs in release.configs(split=split).items()}
+    assert (bench == "proactivebench") == ("grpo-train" in sets)  # its demo has a training split
     for jsonld in (beside, inside):
         loaded = _load(python, jsonld)
         assert loaded["errors"] == []
-        assert set(loaded["record_sets"]) == set(release.configs())
-        for config, got in loaded["record_sets"].items():
-            rows = list(iter_rows(release.files(config)))
-            assert got["ids"] == [r["id"] for r in rows], config
+        assert set(loaded["record_sets"]) == set(sets)
+        for set_id, got in loaded["record_sets"].items():
+            config, split, globs = sets[set_id]
+            rows = list(iter_rows(release.files(config, split)))
+            assert got["ids"] == [r["id"] for r in rows], set_id
             assert got["count"] == sum(f["rows"] for f in release.manifest["files"]
-                                       if any(Path(f["path"]).match(g) for g in release.configs()[config]))
-            frames = rows[0].get("frames") or []
-            assert [h for _, h in got["first_images"]] == [_pixels(f["bytes"]) for f in frames], config
+                                       if any(Path(f["path"]).match(g) for g in globs))
+            frames = rows[0].get("frames") or rows[0].get("images") or []
+            assert [h for _, h in got["first_images"]] == [_pixels(f["bytes"]) for f in frames], set_id

@@ -27,7 +27,7 @@ from pycocotools.coco import COCO
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from core.media.images import crop, decode_image, encode_image
+from core.media.images import crop, decode_image, encode_image, pixels_sha256
 from core.seeding import rng_for
 from core.text import json_error
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
@@ -236,4 +236,5 @@ class COCOReader(SourceReader):
             category=p["category"], start_frame=0, reference_frame=last, goal_frames=[last],
             metadata=meta,
             source_files=[(p["annotation_file"], p["annotation_sha256"]), (rel, sha256_hex(data))],
+            content_sha256=pixels_sha256(image),
         )

@@ -10,9 +10,14 @@ rule ("we discarded all drawings not recognized by such a model"). Per class N d
 (``config.per_class``, paper 10) are chosen deterministically: recognized drawings are ranked by
 sha256(key_id) and taken in that order; a ranked drawing with fewer than two strokes is rejected
 (no least-informative state to start from) and the next one taken; the drawings not taken are
-filtered by the rule ``per-class sample``. Lines that are not UTF-8, malformed lines and every
-line of a ``key_id`` given twice in a file are rejections naming ``<file>:<line>`` and the field;
-a file or folder in the root that is not ``<category>.ndjson`` is rejected too. The drawing
+filtered by the rule ``per-class sample``. ``extra["order"] = "descending"`` takes them from the
+other end of the same order: the training split does (``configs/proactivebench/train.yaml``), so
+when it reads the same class files as the evaluation split, the two take disjoint drawings of any
+class holding more than both samples together (ProactiveBench §5: a QuickDraw subset "disjoint
+from that used in ProactiveBench"; the build still checks it, ``heldout.py``). Lines that are not
+UTF-8, malformed lines and every line of a ``key_id`` given twice in a file are rejections naming
+``<file>:<line>`` and the field; a file or folder in the root that is not ``<category>.ndjson``
+is rejected too. The drawing
 travels in the ItemRef payload, so ``load`` never re-reads a (large) class file.
 """
 
@@ -28,13 +33,14 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from core.media.strokes import cumulative_pngs
+from core.media.strokes import cumulative_pngs, strokes_sha256
 from core.text import json_error, utf8_lines
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 
 FULL_PREFIX = "full_simplified_"
 SUFFIX = ".ndjson"
 DEFAULT_PER_CLASS = 10
+ORDERS = ("ascending", "descending")  # which end of the sha256(key_id) order a sample takes
 
 
 def category_of(filename: str) -> str:
@@ -108,6 +114,13 @@ class QuickDrawReader(SourceReader):
     def vocabulary(self) -> list[str]:
         return sorted(category_of(n) for n in self.files())
 
+    def order(self) -> str:
+        """``extra["order"]``: ``ascending`` (default, the evaluation split) or ``descending``."""
+        order = self.config.extra.get("order", "ascending")
+        if order not in ORDERS:
+            raise ValueError(f"quickdraw: extra['order'] {order!r}: expected one of {ORDERS}")
+        return str(order)
+
     def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
         per_class = self.config.per_class or DEFAULT_PER_CLASS
         for name in self.files():
@@ -159,7 +172,9 @@ class QuickDrawReader(SourceReader):
                                     "recognized drawings)")
             else:
                 ranked.append((hashlib.sha256(rec["key_id"].encode()).hexdigest(), lineno, rec))
-        ranked.sort(key=lambda t: (t[0], t[1]))
+        order = self.order()
+        ranked.sort(key=lambda t: (t[0], t[1]), reverse=order == "descending")
+        reverse = "descending " if order == "descending" else ""  # the evaluation's text unchanged
         taken = 0
         for i, (_rank, lineno, rec) in enumerate(ranked):
             sid = f"{category}/{rec['key_id']}"
@@ -167,7 +182,8 @@ class QuickDrawReader(SourceReader):
                 left = len(ranked) - i
                 yield self.filtered(f"{category}/*", name, "per-class sample",
                                     f"{left} recognized drawings of {category!r} not among the "
-                                    f"{per_class} taken in sha256(key_id) order", count=left)
+                                    f"{per_class} taken in {reverse}sha256(key_id) order",
+                                    count=left)
                 break
             if len(rec["drawing"]) < 2:
                 err = BadInput(f"{name}:{lineno}", "drawing",
@@ -192,4 +208,5 @@ class QuickDrawReader(SourceReader):
             metadata={"key_id": p["key_id"], "countrycode": p["countrycode"],
                       "num_strokes": len(strokes)},
             source_files=[(p["file"], p["file_sha256"])],
+            content_sha256=strokes_sha256(p["drawing"]),
         )

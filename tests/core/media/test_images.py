@@ -74,3 +74,18 @@ def test_geometry() -> None:
     assert crop(img, (10, 20, 110, 70)).size == (100, 50)
     with pytest.raises(ValueError):
         crop(img, (400, 0, 500, 10))
+
+
+def test_pixels_sha256_keys_decoded_pixels_not_the_file() -> None:
+    from core.media.images import pixels_sha256
+
+    img = Image.fromarray(skimage.data.astronaut())
+    png = encode_image(img, "png")
+    # a lossless copy in another format decodes to the same pixels: the same key
+    assert pixels_sha256(decode_image(png, "a.png")) == pixels_sha256(img)
+    # a re-encoded JPEG, one changed pixel, another mode or size: another key
+    jpeg = decode_image(encode_image(img, "jpeg"), "a.jpg")
+    changed = img.copy()
+    changed.putpixel((0, 0), (0, 0, 0) if img.getpixel((0, 0)) != (0, 0, 0) else (1, 1, 1))
+    keys = {pixels_sha256(x) for x in (img, jpeg, changed, img.convert("L"), img.crop((0, 0, 511, 512)))}
+    assert len(keys) == 5

@@ -46,7 +46,7 @@ def files_of(release: Path) -> dict[str, bytes]:
 
 
 def malformed_coco(raw: Path) -> Path:
-    ann = next((raw / "coco" / "annotations").glob("instances_*.json"))
+    ann = raw / "coco" / "annotations" / "instances_val2014.json"  # the evaluation split's
     ann.write_text(ann.read_text()[:200])  # cut short: not JSON any more
     return ann
 

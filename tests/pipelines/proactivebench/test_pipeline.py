@@ -132,7 +132,7 @@ def break_corpus(src: Path, dst: Path) -> dict[str, tuple[str, str]]:
     qd = sorted((dst / "quickdraw").glob("*.ndjson"))[0]
     qd.write_text(qd.read_text() + '{"word": "cat", "drawing": [[[1, 2]\n')
     # COCO bbox outside the image
-    ann_file = next((dst / "coco" / "annotations").glob("instances_*.json"))
+    ann_file = dst / "coco" / "annotations" / "instances_val2014.json"  # the evaluation split
     coco = json.loads(ann_file.read_text())
     per_image = {}
     for a in coco["annotations"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from core.errors import Rejection
 from core.media.images import decode_image
@@ -115,3 +116,27 @@ def test_partitions_are_class_files_and_list_the_same_items(quickdraw_root: Path
 
     by_parts = sorted((x for p in parts for x in reader.enumerate_partition(p)), key=key)
     assert [key(x) for x in by_parts] == sorted(key(x) for x in reader.enumerate())
+
+
+def test_descending_order_takes_the_other_end_of_the_same_ranking(tmp_path: Path) -> None:
+    """The training split reads the evaluation's class files from the other end of the
+    sha256(key_id) order (ProactiveBench §5: a subset disjoint from the evaluation's)."""
+    import json
+
+    lines = [json.dumps({"word": "sun", "countrycode": "IT", "recognized": True, "key_id": str(k),
+                         "drawing": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]}) for k in range(8000, 8006)]
+    (tmp_path / "sun.ndjson").write_text("\n".join(lines) + "\n")
+
+    def taken(order: str | None) -> tuple[list[str], Filtered]:
+        extra = {} if order is None else {"order": order}
+        out = list(QuickDrawReader(str(tmp_path), ReaderConfig(per_class=3, extra=extra)).enumerate())
+        return [x.source_id for x in out if isinstance(x, ItemRef)], out[-1]
+
+    ascending, rest = taken(None)
+    descending, rest_desc = taken("descending")
+    assert taken("ascending")[0] == ascending
+    assert sorted(ascending + descending) == [f"sun/{k}" for k in range(8000, 8006)]  # disjoint halves
+    assert rest.reason == "3 recognized drawings of 'sun' not among the 3 taken in sha256(key_id) order"
+    assert rest_desc.reason.endswith("taken in descending sha256(key_id) order")
+    with pytest.raises(ValueError, match="extra\\['order'\\] 'random'"):
+        taken("random")
