@@ -18,7 +18,7 @@ from pathlib import Path
 import apache_beam as beam
 import pandas as pd
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
 
@@ -218,7 +218,7 @@ def test_self_check_dofn_keeps_good_and_rejects_broken_episodes():
         "start_state": 0, "goal_states": [1], "void_states": [], "max_steps": 2,
     }
     broken = dict(good, id="quickdraw/2", source_id="2", goal_states=[])
-    with TestPipeline(runner="FnApiRunner") as p:
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
         out = p | beam.Create([good, broken]) | beam.ParDo(SelfCheck()).with_outputs("rejected", main="kept")
         assert_that(out.kept | "Ids" >> beam.Map(lambda e: e["id"]), equal_to(["quickdraw/1"]), label="Kept")
         assert_that(
@@ -230,7 +230,7 @@ def test_self_check_dofn_keeps_good_and_rejects_broken_episodes():
 def test_open_ended_subset_is_seeded_and_sized_per_environment():
     episodes = [{"id": f"rod/{i}", "environment": "rod"} for i in range(7)]
     episodes += [{"id": f"coco/{i}", "environment": "coco"} for i in range(2)]
-    with TestPipeline(runner="FnApiRunner") as p:
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
         marked = p | beam.Create(episodes) | SelectOpenEnded(per_environment=3, seed=0)
         counts = (
             marked
