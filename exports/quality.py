@@ -85,12 +85,13 @@ def _columns(kwargs: dict[str, Any]) -> str:
 
 
 def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[[], list[Suite]],
-                  reports: Path, *, label: Path) -> QualityReport:
+                  reports: Path, *, label: Path, threads: int = 1) -> QualityReport:
     """The whole gate on a (staged or published) release: ``listed`` is the manifest's ``files``;
     ``suites`` builds the expectations' dataframes (called after the byte checks — a release whose
-    files cannot even be read fails with that finding instead of a traceback)."""
+    files cannot even be read fails with that finding instead of a traceback); ``threads`` decode
+    the embedded images (:func:`exports.integrity.decode_media`)."""
     problems = verify_files(release, listed)
-    decoded, bad_media = decode_media(release, listed)
+    decoded, bad_media = decode_media(release, listed, threads)
     problems += bad_media
     try:
         built = suites()

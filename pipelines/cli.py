@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -53,6 +54,8 @@ def check(argv: list[str]) -> int:
     parser.add_argument("--reports", type=Path, default=None,
                         help="where the reports go (default: checks/<version>/ beside the release); "
                              "never inside the release: a published release does not change")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads decoding the embedded images (default: one per core)")
     args = parser.parse_args(argv)
     release = args.release.resolve()
     reports = (args.reports or release.parent / "checks" / release.name).resolve()
@@ -66,7 +69,7 @@ def check(argv: list[str]) -> int:
     except (OSError, ValueError, KeyError) as err:
         print(f"error: cannot validate {args.release}: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    report = gate(bench, release, manifest, label=release, reports=reports)
+    report = gate(bench, release, manifest, label=release, reports=reports, threads=max(1, args.threads))
     passed = len(report.checks) - len(report.failed)
     print(f"{'PASSED' if report.success else 'FAILED'}: {passed}/{len(report.checks)} expectations "
           f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}; "

@@ -63,7 +63,7 @@ from exports.release import (
     write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
-from pipelines.common.options import run_pipeline
+from pipelines.common.options import local_workers, run_pipeline
 from pipelines.common.transforms import FILTERED_INPUTS
 from pipelines.export_commands import citation
 from schemas.outcomes import FILTERED_INPUT, REJECTION
@@ -247,7 +247,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         manifest["files"] = file_inventory(staging)
         manifest["release"] = release_facts(ctx, final, manifest)
         write_manifest(staging, manifest)
-        quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports")
+        quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports",
+                       threads=local_workers(beam_args))
         if not quality.success:
             raise ReleaseError(f"the gate failed: {gate_summary(quality)}")
         manifest["quality"] = {"success": True, "expectations": len(quality.checks),
@@ -323,14 +324,15 @@ def split_facts(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[
     return {"split": list(ctx.splits), "splits": per}
 
 
-def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: Path, reports: Path
-         ) -> QualityReport:
+def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: Path, reports: Path,
+         threads: int = 1) -> QualityReport:
     """The gate of a (staged or published) release: every file against the manifest's sha256,
     size and row count, every embedded image and media file decoded, and the benchmark's
     great-expectations suites; the report goes to ``reports`` (md, json, offline html)."""
     return check_release(
         release, manifest.get("files") or [],
-        lambda: benchmark.suites(release, manifest["counts"], manifest), reports, label=label)
+        lambda: benchmark.suites(release, manifest["counts"], manifest), reports, label=label,
+        threads=threads)
 
 
 def gate_summary(report: QualityReport, limit: int = 5) -> str:

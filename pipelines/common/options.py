@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
 from core.progress import progress_board
 
@@ -19,6 +20,14 @@ def beam_options(beam_args: list[str]) -> PipelineOptions:
     if not any(a.startswith("--runner") for a in args):
         args.append("--runner=FnApiRunner")
     return PipelineOptions(args)
+
+
+def local_workers(beam_args: list[str]) -> int:
+    """The processes a build may use on this machine: ``--direct_num_workers`` (Beam's 0 = one
+    per core), 1 when not given. The release gate, which runs here after the pipeline, decodes
+    with as many threads, so ``WORKERS=2`` speeds up the whole build, not only the pipeline."""
+    n = beam_options(beam_args).view_as(DirectOptions).direct_num_workers
+    return (os.cpu_count() or 1) if n == 0 else max(1, n)
 
 
 class _DropWorkerStartupNoise(logging.Filter):

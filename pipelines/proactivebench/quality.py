@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from exports.quality import Suite
+from exports.release_files import read_batches
 from pipelines.proactivebench.pools import (
     ACTIONS,
     coco_components,
@@ -173,7 +174,7 @@ def load_episode_frame(release_dir: str | os.PathLike[str]) -> pd.DataFrame:
         rel = os.path.relpath(path, root)
         # every column but the frame bytes: the frame count comes from the paths' list lengths
         columns = [c for c in pf.schema_arrow.names if c != "frames"] + ["frames.list.element.path"]
-        for batch in pf.iter_batches(batch_size=256, columns=columns):
+        for batch in read_batches(path, columns, rows=256):
             lengths = pc.list_value_length(batch.column("frames")).to_pylist()
             table = batch.drop_columns(["frames"]).to_pylist()
             for row, n in zip(table, lengths, strict=True):

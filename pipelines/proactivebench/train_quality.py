@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from exports.quality import Suite
+from exports.release_files import read_batches
 from pipelines.proactivebench.heldout import source_key
 from pipelines.proactivebench.pools import render_mcqa_prompt
 from pipelines.proactivebench.rewards import proactive_reward
@@ -84,7 +85,7 @@ def _image_hashes(files: list[Path], column: str) -> dict[str, set[str]]:
     """id → sha256 of every embedded image of ``column``, read a few rows at a time."""
     out: dict[str, set[str]] = {}
     for f in files:
-        for batch in pq.ParquetFile(f).iter_batches(columns=["id", column], batch_size=16):
+        for batch in read_batches(f, ["id", column]):
             for r in batch.to_pylist():
                 out[r["id"]] = {hashlib.sha256(x["bytes"]).hexdigest() for x in r[column]}
     return out

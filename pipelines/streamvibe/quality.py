@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from exports.quality import Suite
+from exports.release_files import read_batches
 from pipelines.streamvibe.causality import (
     label_violations,
     pointwise_violations,
@@ -217,7 +218,7 @@ def _frames_hashes(files: list[Path]) -> dict[str, str]:
     never holds more than a batch of frame bytes)."""
     out = {}
     for f in files:
-        for batch in pq.ParquetFile(f).iter_batches(columns=["id", "frame_times", "frames"], batch_size=8):
+        for batch in read_batches(f, ["id", "frame_times", "frames"]):
             for r in batch.to_pylist():
                 out[r["id"]] = frames_stream_sha256(r["frame_times"], [x["bytes"] for x in r["frames"]])
     return out

@@ -77,6 +77,16 @@ def test_garbage_frame_bytes_fail_decoding_even_with_a_matching_manifest(release
     assert md.startswith("# Data quality: FAILED") and "| **decode** |" in md
 
 
+def test_decoding_with_threads_reports_the_same_problems_in_the_same_order(release: Path) -> None:
+    """The gate decodes with the build's worker count; its findings must not depend on it."""
+    for env in ("rod", "coco"):
+        garble_frame(release, env)
+    listed = file_inventory(release)
+    one = decode_media(release, listed, threads=1)
+    assert len(one[1]) == 2 and one[0] > 9
+    assert decode_media(release, listed, threads=3) == one
+
+
 def test_frame_bytes_of_another_format_than_their_name_fail(release: Path, capsys) -> None:
     path = next((release / "data" / "rod").glob("*.parquet"))
     table = pq.read_table(path)

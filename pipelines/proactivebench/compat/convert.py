@@ -70,10 +70,10 @@ import re
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
+from exports.release_files import iter_rows
 from pipelines.proactivebench import pools
 from schemas.proactivebench import OFFICIAL_DATASET_NAMES
 
@@ -102,9 +102,7 @@ def release_files(release_dir: str | os.PathLike[str]) -> list[str]:
 
 def iter_episodes(release_dir: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """EPISODE rows one by one (batched reads: frames are embedded and can be large)."""
-    for path in release_files(release_dir):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=64):
-            yield from batch.to_pylist()
+    yield from iter_rows([Path(p) for p in release_files(release_dir)])
 
 
 # -- helpers ----------------------------------------------------------------------------------------
