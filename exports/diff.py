@@ -57,6 +57,7 @@ class ConfigDiff:
     """One config: sample ids added / removed / changed (with the fields that differ)."""
 
     name: str
+    split: str = "test"
     old_rows: int = 0
     new_rows: int = 0
     added: list[str] = field(default_factory=list)
@@ -66,6 +67,11 @@ class ConfigDiff:
     fields_removed: list[str] = field(default_factory=list)
     fields_retyped: list[str] = field(default_factory=list)
     status: str = "both"  # both | added (config only in new) | removed (only in old)
+
+    @property
+    def label(self) -> str:
+        """``grpo/train``: config and split, as the card's ``configs:`` name them."""
+        return f"{self.name}/{self.split}"
 
     @property
     def unchanged(self) -> int:
@@ -111,7 +117,7 @@ class ReleaseDiff:
             "old": self.old, "new": self.new, "required_bump": self.required,
             "actual_bump": self.actual, "verdict": self.verdict,
             "metadata_changed": self.metadata_changed,
-            "configs": [{"config": c.name, "status": c.status, "old_rows": c.old_rows,
+            "configs": [{"config": c.name, "split": c.split, "status": c.status, "old_rows": c.old_rows,
                          "new_rows": c.new_rows, "unchanged": c.unchanged, "added": c.added,
                          "removed": c.removed, "changed": c.changed, "fields_added": c.fields_added,
                          "fields_removed": c.fields_removed, "fields_retyped": c.fields_retyped,
@@ -124,15 +130,17 @@ class ReleaseDiff:
         o, n = self.old, self.new
         lines = [f"# {n['benchmark']} {o['version']} → {n['version']}", "",
                  f"- old manifest sha256: `{o['manifest_sha256']}`",
-                 f"- new manifest sha256: `{n['manifest_sha256']}`",
+                 f"- new manifest sha256: `{n['manifest_sha256']}`" if n.get("manifest_sha256")
+                 else "- new: this release (its manifest names every file's sha256)",
                  f"- bump required by TFDS semantics: **{self.required}**; shown by the versions: "
                  f"**{self.actual}** — {self.verdict}", "",
-                 "| config | status | old | new | unchanged | added | removed | changed | fields +/−/type |",
+                 "| config/split | status | old | new | unchanged | added | removed | changed | "
+                 "fields +/−/type |",
                  "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         for c in self.configs:
             fields = "/".join(",".join(x) or "–" for x in (c.fields_added, c.fields_removed,
                                                              c.fields_retyped))
-            lines.append(f"| {c.name} | {c.status} | {c.old_rows} | {c.new_rows} | {c.unchanged} | "
+            lines.append(f"| {c.label} | {c.status} | {c.old_rows} | {c.new_rows} | {c.unchanged} | "
                          f"{len(c.added)} | {len(c.removed)} | {len(c.changed)} | {fields} |")
         for c in self.configs:
             for label, ids in (("added", c.added), ("removed", c.removed), ("changed", list(c.changed))):
@@ -140,7 +148,7 @@ class ReleaseDiff:
                     shown = [f"`{i}`" + (f" ({', '.join(c.changed[i])})" if label == "changed" else "")
                              for i in ids[:max_ids]]
                     more = f" … and {len(ids) - max_ids} more" if len(ids) > max_ids else ""
-                    lines.append(f"- {c.name} {label}: {', '.join(shown)}{more}")
+                    lines.append(f"- {c.label} {label}: {', '.join(shown)}{more}")
         return "\n".join(lines) + "\n"
 
 
@@ -169,11 +177,11 @@ def _index(files: list[Path]) -> dict[str, dict[str, str]]:
     return out
 
 
-def diff_config(name: str, old: Release | None, new: Release | None) -> ConfigDiff:
-    old_files = old.files(name) if old else []
-    new_files = new.files(name) if new else []
+def diff_config(name: str, split: str, old: Release | None, new: Release | None) -> ConfigDiff:
+    old_files = old.files(name, split) if old else []
+    new_files = new.files(name, split) if new else []
     status = "both" if old and new else "added" if new else "removed"
-    c = ConfigDiff(name=name, status=status)
+    c = ConfigDiff(name=name, split=split, status=status)
     a_cols, b_cols = _columns(old_files), _columns(new_files)
     if status == "both":
         c.fields_added = sorted(set(b_cols) - set(a_cols))
@@ -192,13 +200,17 @@ def diff_config(name: str, old: Release | None, new: Release | None) -> ConfigDi
 
 
 def diff_releases(old_path: str | Path, new_path: str | Path) -> ReleaseDiff:
-    """Config by config (the card's configs, without ``all``), sample by sample."""
+    """Config by config of every split (the card's configs, without ``all``: the evaluation
+    split's and a training split's), sample by sample."""
     old, new = read_release(old_path), read_release(new_path)
     if old.benchmark != new.benchmark:
         raise ValueError(f"cannot diff {old.benchmark} against {new.benchmark}")
-    a, b = old.configs(), new.configs()
-    configs = [diff_config(name, old if name in a else None, new if name in b else None)
-               for name in sorted(set(a) | set(b))]
+    configs = []
+    for split in dict.fromkeys(old.splits + new.splits):
+        a = old.configs(split=split) if split in old.splits else {}
+        b = new.configs(split=split) if split in new.splits else {}
+        configs += [diff_config(name, split, old if name in a else None, new if name in b else None)
+                    for name in sorted(set(a) | set(b))]
     return ReleaseDiff(old=old.stamp(), new=new.stamp(), configs=configs,
                        metadata_changed=_metadata(old) != _metadata(new))
 
@@ -218,3 +230,31 @@ def write_diff(diff: ReleaseDiff, out_dir: Path) -> tuple[Path, Path]:
     js.write_text(json.dumps(diff.to_json(), indent=1, sort_keys=True) + "\n")
     md.write_text(diff.markdown())
     return js, md
+
+
+# -- the diff a build writes into a new version ----------------------------------------------------
+def diff_stem(old_version: str, new_version: str) -> str:
+    return f"diff-{old_version}-{new_version}"
+
+
+def card_lines(old_version: str, new_version: str) -> list[str]:
+    """The card's link to the diff the build writes (:func:`write_build_diff`)."""
+    stem = diff_stem(old_version, new_version)
+    return ["", f"## Changes since {old_version}", "",
+            f"Samples added, removed and changed since {old_version} (by content hash, config by "
+            "config of every split) and whether the version bump matches TFDS semantics: "
+            f"[reports/{stem}.md](reports/{stem}.md) (as JSON: `reports/{stem}.json`; "
+            f"`benchforge diff <{old_version}> <{new_version}>` prints the same)."]
+
+
+def write_build_diff(previous: Path, release: Path) -> str:
+    """Diff the previous published version against the release being built (its card and
+    manifest written, its gate not run yet) into ``release/reports``; returns the required bump.
+
+    Why in the build: a maintainer reviewing a new version should not have to remember to run
+    ``benchforge diff``; the card links this file. The new side's manifest sha256 is left out —
+    the manifest is written again after the gate, so the hash would not be the published one."""
+    diff = diff_releases(previous, release)
+    diff.new = {k: v for k, v in diff.new.items() if k != "manifest_sha256"}
+    write_diff(diff, release / "reports")
+    return f"{diff.required} ({diff.verdict})"

@@ -242,17 +242,23 @@ def release_status(final: Path, files: list[dict[str, Any]], *, overwrite: bool,
     return "overwrite", changed
 
 
+def previous_release(out_root: Path, version: str) -> Path | None:
+    """The newest version published in ``out_root`` below ``version`` (what a new version is
+    compared with), or None."""
+    earlier = [p for p in out_root.iterdir() if p.is_dir() and semver_key(p.name)
+               and semver_key(p.name) < semver_key(version) and (p / "manifest.json").exists()] \
+        if out_root.is_dir() else []
+    return max(earlier, key=lambda p: semver_key(p.name)) if earlier else None
+
+
 def release_entry(out_root: Path, version: str, manifest: dict[str, Any], notes: str | None,
                   overwrote: list[str] | None) -> dict[str, Any]:
     """This version's release-notes facts (kept in the manifest, rendered into RELEASE_NOTES.md):
     the config's ``release_notes`` text, the previous published version and which record
     folders and kept counts changed since it."""
-    earlier = [p for p in out_root.iterdir() if p.is_dir() and semver_key(p.name)
-               and semver_key(p.name) < semver_key(version) and (p / "manifest.json").exists()] \
-        if out_root.is_dir() else []
     entry: dict[str, Any] = {"notes": notes or "", "previous": None, "changes": [], "kept_changes": {}}
-    if earlier:
-        prev_dir = max(earlier, key=lambda p: semver_key(p.name))
+    prev_dir = previous_release(out_root, version)
+    if prev_dir is not None:
         prev = read_manifest(prev_dir) or {}
         entry["previous"] = prev_dir.name
         entry["changes"] = record_changes(record_files(prev.get("files") or []),
@@ -289,6 +295,9 @@ def write_release_notes(out_root: Path, title: str) -> Path:
             lines.append(f"- since {rel['previous']}: records changed in {changes}")
             for g, (a, b) in (rel.get("kept_changes") or {}).items():
                 lines.append(f"  - {g}: kept {a} → {b}")
+            diff = f"{version}/reports/diff-{rel['previous']}-{version}.md"
+            if (out_root / diff).is_file():
+                lines.append(f"  - sample by sample: [{diff}]({diff})")
         else:
             lines.append("- first version in this folder")
         if rel.get("overwrote"):

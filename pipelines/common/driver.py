@@ -46,6 +46,7 @@ import yaml
 
 from exports.croissant import write_croissant
 from exports.dataset_card import render_card
+from exports.diff import card_lines, write_build_diff
 from exports.quality import QualityReport, check_release
 from exports.release import (
     SEMVER_HELP,
@@ -55,6 +56,7 @@ from exports.release import (
     file_inventory,
     outcome_counts,
     plot_counts,
+    previous_release,
     publish,
     release_entry,
     release_status,
@@ -238,15 +240,22 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                                                            for e in empty]
         manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging), fin,
                                      warnings)
+        previous = previous_release(ctx.out_root, ctx.version)
         (staging / "README.md").write_text(render_card(
             title=benchmark.title, summary=benchmark.summary,
             manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
             schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
             files=manifest["files"], example=benchmark.example_config,
-            extra_configs=fin.extra_configs, sections=fin.card_sections))
+            extra_configs=fin.extra_configs,
+            sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else [])))
         manifest["files"] = file_inventory(staging)
         manifest["release"] = release_facts(ctx, final, manifest)
         write_manifest(staging, manifest)
+        if previous is not None:
+            print(f"[benchforge] changes since {previous.name}: bump required "
+                  f"{write_build_diff(previous, staging)}", file=sys.stderr)
+            manifest["files"] = file_inventory(staging)  # with reports/diff-*
+            write_manifest(staging, manifest)
         quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports",
                        threads=local_workers(beam_args))
         if not quality.success:
