@@ -27,7 +27,7 @@ from typing import Any
 
 from core.errors import BadInput
 from core.files import file_sha256
-from core.media.images import EXTENSION_FORMATS, decode_image
+from core.media.images import EXTENSION_FORMATS, verify_image
 from exports.release_files import read_batches
 
 MANIFEST = "manifest.json"  # the one file that cannot list itself
@@ -168,7 +168,7 @@ def _decode_embedded(item: tuple[str, Any]) -> str | None:
     """None when the embedded image decodes (with its stored ``path``), else the reason."""
     where, image = item
     try:
-        decode_image((image or {}).get("bytes") or b"", (image or {}).get("path") or where, field=where)
+        verify_image((image or {}).get("bytes") or b"", (image or {}).get("path") or where, field=where)
         return None
     except BadInput as err:
         return f"{where}: {err.reason}"
@@ -202,7 +202,7 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1
                         decoded += reasons.count(None)
                         problems += [Problem("decode", rel, r) for r in reasons if r is not None]
                 elif ext in EXTENSION_FORMATS:
-                    decode_image(path.read_bytes(), rel)
+                    verify_image(path.read_bytes(), rel)
                     decoded += 1
                 elif ext in VIDEO_EXTENSIONS:
                     probe_video(path, source_file=rel)

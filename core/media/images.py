@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import io
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal
 
 import numpy as np
@@ -40,6 +42,21 @@ def decode_image(data: bytes, source_file: str, field: str = "file") -> Image.Im
     """Decode bytes into an RGB image, fully loaded; corrupt or truncated data, or content of
     another format than ``source_file``'s extension names (:data:`EXTENSION_FORMATS`) ⇒
     BadInput."""
+    with _loaded(data, source_file, field) as img:
+        return img.convert("RGB")
+
+
+def verify_image(data: bytes, source_file: str, field: str = "file") -> None:
+    """Every check of :func:`decode_image` — the full decode included — without the RGB copy.
+
+    Why: the release gate decodes every embedded frame only to prove it decodes; the copy was
+    a fifth of its decode time on a 100× release."""
+    with _loaded(data, source_file, field):
+        pass
+
+
+@contextmanager
+def _loaded(data: bytes, source_file: str, field: str) -> Iterator[Image.Image]:
     if not data:
         raise BadInput(source_file, field, "empty file")
     ext = posixpath.splitext(source_file)[1]
@@ -50,7 +67,7 @@ def decode_image(data: bytes, source_file: str, field: str = "file") -> Image.Im
                 raise BadInput(source_file, field, f"the content is {img.format}, but the extension "
                                                    f"{ext} names {min(named)}")
             img.load()  # force the full decode: a truncated JPEG fails here, not later
-            return img.convert("RGB")
+            yield img
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise BadInput(
             source_file, field, f"cannot decode image: {type(exc).__name__}: {exc}"

@@ -112,7 +112,34 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
             help=f"{benchmark.split} (default): the evaluation release; another split is published "
                  f"together with the {benchmark.split} split it is held out from")
     benchmark.add_arguments(parser)
-    return parser.parse_known_args(argv)
+    args, beam_args = parser.parse_known_args(argv)
+    if unknown := unknown_flags(beam_args):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)} (neither a benchforge option "
+                     "nor an Apache Beam pipeline option; see --help)")
+    return args, beam_args
+
+
+def unknown_flags(beam_args: list[str]) -> list[str]:
+    """Flags that no Beam pipeline option knows either. Why: Beam only logs "Discarding
+    unparseable args" and drops them, so a misspelled or retired flag (``--reviews``) built a
+    release without what it asked for, and exited 0."""
+    if not any(a.startswith("-") for a in beam_args):
+        return []
+    import logging
+
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    options = PipelineOptions(beam_args)
+    beam_log = logging.getLogger("apache_beam.options.pipeline_options")
+    level = beam_log.level
+    beam_log.setLevel(logging.ERROR)  # its warning would repeat what the error says
+    try:
+        known = set(options.get_all_options())
+    finally:
+        beam_log.setLevel(level)
+    unknown = set(options.get_all_options(retain_unknown_options=True)) - known
+    flags = (a.split("=", 1)[0] for a in beam_args if a.startswith("-"))
+    return list(dict.fromkeys(f for f in flags if f.lstrip("-").replace("-", "_") in unknown))
 
 
 def read_stages(staging: Path) -> dict[str, dict[str, int]]:

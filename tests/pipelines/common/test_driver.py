@@ -206,3 +206,24 @@ def test_the_build_gate_decodes_every_frame_before_publishing(corpus: Path, tmp_
                                      "decode: row ")
     assert "frames[0]: cannot decode image" in str(err.value)
     assert not (out / "proactivebench" / "2.0.0").exists()
+
+
+# -- flags ----------------------------------------------------------------------------------------
+def test_a_flag_neither_benchforge_nor_beam_knows_stops_the_build(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--reviews`` (StreamVibe's retired name of --decisions) was passed on to Beam, which
+    only logs that it discards it: the build exited 0 without the decisions."""
+    from pipelines.common.driver import unknown_flags
+    from pipelines.streamvibe.build import run as build_streamvibe
+
+    with pytest.raises(SystemExit) as exc:
+        build_streamvibe(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+                          "--reviews", str(tmp_path / "log"), "--direct_num_workers=1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --reviews (neither a benchforge option nor an Apache Beam" in err
+    assert not (tmp_path / "out").exists()
+    assert unknown_flags(["--runner=PortableRunner", "--job_endpoint=embed", "--project=p",
+                          "--region", "r", "--temp_location=gs://b/t", "--setup_file=./setup.py",
+                          "--direct_running_mode=multi_processing", "--direct_num_workers=2"]) == []
+    assert unknown_flags(["--reviews", "x", "--num-workerz=2", "-q"]) == ["--reviews", "--num-workerz", "-q"]
