@@ -11,11 +11,15 @@ each build is recorded); the ratios are what to compare across runs.
     .venv/bin/python benchmarks/scale_proactivebench.py                      # 1×, 10×, 100×
     .venv/bin/python benchmarks/scale_proactivebench.py --scales 1,10 --json scale.json
     .venv/bin/python benchmarks/scale_proactivebench.py --scales 1 --paper --workers 2
+    .venv/bin/python benchmarks/scale_proactivebench.py --scales 1,100 --workers 1,2 --repeat 2
 
 Options: ``--scales`` (comma list of factors, default ``1,10,100``), ``--paper`` (adds the
 paper-size preset of replicate_corpus.py), ``--unique-bytes`` (byte-distinct copies instead of
-hard links, see replicate_corpus.py), ``--workers N`` (N > 1 adds
-``--direct_running_mode=multi_processing --direct_num_workers=N``), ``--timeout`` (seconds per
+hard links, see replicate_corpus.py), ``--workers N[,M…]`` (N > 1 adds
+``--direct_running_mode=multi_processing --direct_num_workers=N``; several counts build each
+scale once per count), ``--repeat R`` (every build R times, worker counts taking turns —
+1, 2, 1, 2 — so a slow minute of a shared machine hits both; wall time is the median),
+``--timeout`` (seconds per
 build; the build's process group is then killed), ``--work-dir`` / ``--keep`` (corpora and
 releases are deleted after each scale unless kept), ``--json out.json``.
 
@@ -23,13 +27,17 @@ The build config is ``configs/proactivebench.yaml`` with ``per_class`` of QuickD
 ImageNet-C raised to what the replicated corpus needs (``replication.json``), since their
 per-class caps (10 and 5) would otherwise hide the copies and the scale would not be N×.
 
-Columns of the table (one row per scale; the JSON has the same fields and more):
+Columns of the table (one row per scale and worker count; the JSON has the same fields and more):
 
 - ``scale``: the replication factor (``paper`` = the per-dataset preset).
+- ``w``: Beam worker processes (``--direct_num_workers``; 1 = the embedded runner in-process).
 - ``inputs`` / ``episodes`` / ``rej``: items the build read, episodes kept in the release and
   items rejected (from ``manifest.json`` ``counts``; rejections should be 0 on a replica).
 - ``images``: frames embedded in the release (all ``data/`` shards).
-- ``wall s``: wall time of the build subprocess, start to exit (replication not included).
+- ``wall s``: wall time of the build subprocess, start to exit (replication not included); the
+  median of ``--repeat`` builds (the JSON lists each).
+- ``speed-up``: the 1-worker wall time of the same scale over this row's, both from this run
+  (needs 1 among ``--workers``).
 - ``peak RSS MB``: the largest sum of resident set sizes over the build process and all its
   descendants (Beam worker processes count), sampled from /proc every 0.2 s (psutil when the
   venv has it). Summing RSS counts pages shared between forked workers more than once, and a
@@ -71,6 +79,7 @@ import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -251,6 +260,7 @@ class ScaleResult:
     scale: str
     factors: dict[str, int]
     expected_episodes: int
+    workers: int = 1
     status: str = "ok"
     returncode: int | None = None
     inputs: int = 0
@@ -260,6 +270,8 @@ class ScaleResult:
     images: int = 0
     replicate_s: float = 0.0
     wall_s: float = 0.0
+    walls_s: list[float] = field(default_factory=list)
+    speedup: float | None = None
     peak_rss_mb: float = 0.0
     peak_procs: int = 0
     rss_samples: int = 0
@@ -297,71 +309,106 @@ def build_command(config: Path, corpus: Path, out: Path, workers: int) -> list[s
 
 
 def run_scale(label: str, factors: dict[str, int], args: argparse.Namespace, work: Path
-              ) -> ScaleResult:
-    result = ScaleResult(label, factors, sum(factors[e] * DEMO_COUNTS[e] for e in ENVIRONMENTS))
+              ) -> list[ScaleResult]:
+    """Replicate the corpus once, then build it with every worker count, ``args.repeat`` times
+    with the counts taking turns; one result per worker count."""
+    expected = sum(factors[e] * DEMO_COUNTS[e] for e in ENVIRONMENTS)
+    results = {w: ScaleResult(label, factors, expected, workers=w) for w in args.workers}
     corpus, out = work / f"corpus-{label}", work / f"out-{label}"
-    log(f"{label}: replicating {args.raw_dir} ({result.expected_episodes} episodes expected)")
+    log(f"{label}: replicating {args.raw_dir} ({expected} episodes expected)")
     started = time.perf_counter()
     try:
         summary = replicate(args.raw_dir, corpus, factors, config=args.config,
                             unique_bytes=args.unique_bytes)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a row that says why, not a crash
-        result.status, result.stderr_tail = "replication failed", [f"{type(exc).__name__}: {exc}"]
-        return result
-    result.replicate_s = time.perf_counter() - started
+        for result in results.values():
+            result.status = "replication failed"
+            result.stderr_tail = [f"{type(exc).__name__}: {exc}"]
+        return list(results.values())
+    replicate_s = time.perf_counter() - started
     config = write_config(args.config, summary["reader_per_class"], work / f"config-{label}.yaml")
-    shutil.rmtree(out, ignore_errors=True)
-    result.load_avg_1m = os.getloadavg()[0]
-    log(f"{label}: building (workers={args.workers})")
-    run = run_monitored(build_command(config, corpus, out, args.workers), work / f"logs-{label}",
-                        args.timeout)
-    result.returncode, result.wall_s = run.returncode, run.wall_s
-    result.peak_rss_mb, result.peak_procs = run.peak_rss_bytes / MB, run.peak_procs
-    result.rss_samples = run.samples
-    release = find_release(out) if run.returncode == 0 else None
-    if run.timed_out or release is None:
-        result.status = "timeout" if run.timed_out else f"failed rc={run.returncode}"
-        result.stderr_tail = run.stderr_tail
-    else:
-        measure_release(result, release)
+    for turn in range(args.repeat):
+        for w, result in results.items():
+            if result.status != "ok":
+                continue
+            result.replicate_s = replicate_s
+            build_once(result, turn, config, corpus, out / f"w{w}", work / f"logs-{label}-w{w}", args)
+    floor_measured = False
+    for w, result in results.items():
+        if result.status == "ok":
+            result.wall_s = statistics.median(result.walls_s)
+            measure_release(result, find_release(out / f"w{w}"), floor=not floor_measured)
+            floor_measured = True
+    floor = next((r for r in results.values() if r.floor_s), None)
+    for result in results.values():  # one floor per scale: every worker count gives the same bytes
+        if floor is not None and result.status == "ok":
+            result.images, result.frames_mb, result.floor_s = floor.images, floor.frames_mb, floor.floor_s
+            result.build_over_floor = result.wall_s / result.floor_s if result.floor_s else None
     if not args.keep:
         shutil.rmtree(corpus, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
-    return result
+    return list(results.values())
 
 
-def measure_release(result: ScaleResult, release: Path) -> None:
+def build_once(result: ScaleResult, turn: int, config: Path, corpus: Path, out: Path, logs: Path,
+               args: argparse.Namespace) -> None:
+    """One monitored build into a fresh ``out``; a failure marks the result."""
+    shutil.rmtree(out, ignore_errors=True)
+    load = os.getloadavg()[0]
+    result.load_avg_1m = max(result.load_avg_1m, load)
+    log(f"{result.scale}: building (workers={result.workers}, run {turn + 1}/{args.repeat}, "
+        f"load {load:.1f})")
+    run = run_monitored(build_command(config, corpus, out, result.workers), logs, args.timeout)
+    result.returncode = run.returncode
+    result.walls_s.append(run.wall_s)
+    result.peak_rss_mb = max(result.peak_rss_mb, run.peak_rss_bytes / MB)
+    result.peak_procs = max(result.peak_procs, run.peak_procs)
+    result.rss_samples += run.samples
+    if run.timed_out or run.returncode != 0 or find_release(out) is None:
+        result.status = "timeout" if run.timed_out else f"failed rc={run.returncode}"
+        result.wall_s = run.wall_s
+        result.stderr_tail = run.stderr_tail
+
+
+def measure_release(result: ScaleResult, release: Path, *, floor: bool = True) -> None:
     counts = release_counts(release)
     result.inputs, result.episodes = counts["inputs"], counts["kept"]
     result.filtered, result.rejected = counts["filtered"], counts["rejected"]
     result.release_mb = release_bytes(release) / MB
-    log(f"{result.scale}: measuring the decode+re-encode floor")
-    result.images, frame_bytes, result.floor_s = decode_encode_floor(release)
-    result.frames_mb = frame_bytes / MB
-    result.build_over_floor = result.wall_s / result.floor_s if result.floor_s else None
+    if floor:
+        log(f"{result.scale}: measuring the decode+re-encode floor")
+        result.images, frame_bytes, result.floor_s = decode_encode_floor(release)
+        result.frames_mb = frame_bytes / MB
     result.ms_per_episode = 1000 * result.wall_s / result.episodes if result.episodes else None
 
 
 def add_ratios(results: list[ScaleResult]) -> str | None:
-    """Fill the ``*_vs_base`` ratios against 1× (else the first successful scale)."""
+    """Fill the ``*_vs_base`` ratios against 1× (else the first successful scale) with the same
+    worker count, and each row's speed-up over 1 worker at the same scale."""
     ok = [r for r in results if r.status == "ok" and r.ms_per_episode]
     if not ok:
         return None
-    base = next((r for r in ok if r.scale == "1x"), ok[0])
+    base_scale = next((r.scale for r in ok if r.scale == "1x"), ok[0].scale)
     for r in ok:
-        r.rss_vs_base = r.peak_rss_mb / base.peak_rss_mb if base.peak_rss_mb else None
-        r.ms_per_episode_vs_base = r.ms_per_episode / base.ms_per_episode
-    return base.scale
+        base = next((b for b in ok if b.scale == base_scale and b.workers == r.workers), None)
+        if base is not None:
+            r.rss_vs_base = r.peak_rss_mb / base.peak_rss_mb if base.peak_rss_mb else None
+            r.ms_per_episode_vs_base = r.ms_per_episode / base.ms_per_episode
+        one = next((b for b in ok if b.scale == r.scale and b.workers == 1), None)
+        r.speedup = one.wall_s / r.wall_s if one is not None and r.wall_s else None
+    return base_scale
 
 
 # -- report ----------------------------------------------------------------------------------------------
 COLUMNS = [  # header, width, formatter
     ("scale", 6, lambda r: r.scale),
+    ("w", 2, lambda r: f"{r.workers}"),
     ("inputs", 7, lambda r: f"{r.inputs}"),
     ("episodes", 9, lambda r: f"{r.episodes}"),
     ("rej", 4, lambda r: f"{r.rejected}"),
     ("images", 8, lambda r: f"{r.images}"),
     ("wall s", 8, lambda r: f"{r.wall_s:.1f}"),
+    ("speed-up", 8, lambda r: _opt(r.speedup, "{:.2f}")),
     ("peak RSS MB", 12, lambda r: f"{r.peak_rss_mb:.0f}"),
     ("procs", 6, lambda r: f"{r.peak_procs}"),
     ("release MB", 11, lambda r: f"{r.release_mb:.1f}"),
@@ -385,10 +432,11 @@ def render_table(results: list[ScaleResult], base: str | None) -> str:
         if r.status == "ok":
             lines.append("  ".join(f"{fmt(r):>{w}}" for _h, w, fmt in COLUMNS))
         else:
-            lines.append(f"{r.scale:>6}  {r.status} after {r.wall_s:.1f} s, peak RSS "
+            lines.append(f"{r.scale:>6}  w={r.workers}  {r.status} after {r.wall_s:.1f} s, peak RSS "
                          f"{r.peak_rss_mb:.0f} MB ({r.expected_episodes} items)")
     if base:
-        lines.append(f"(ratios RSS× and ms/ep× are relative to {base})")
+        lines.append(f"(ratios RSS× and ms/ep× are relative to {base} with the same worker count; "
+                     "speed-up is over 1 worker at the same scale)")
     for r in results:
         # the demo's filtered inputs (multi-object COCO photos, unrecognized drawings) are
         # replicated too, so inputs exceed episodes; every replicated episode must be kept
@@ -404,14 +452,14 @@ def log(message: str) -> None:
     print(f"[scale] {message}", file=sys.stderr, flush=True)
 
 
-def parse_scales(text: str) -> list[int]:
+def parse_scales(text: str, flag: str = "--scales") -> list[int]:
     try:
         scales = [int(s) for s in text.split(",") if s.strip()]
     except ValueError as exc:
-        raise SystemExit(f"--scales {text!r}: expected comma-separated integers") from exc
-    if any(s < 1 for s in scales):
-        raise SystemExit("--scales: factors must be ≥ 1")
-    return scales
+        raise SystemExit(f"{flag} {text!r}: expected comma-separated integers") from exc
+    if not scales or any(s < 1 for s in scales):
+        raise SystemExit(f"{flag}: at least one number, each ≥ 1")
+    return list(dict.fromkeys(scales))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -419,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw-dir", type=Path, default=ROOT / "demo_corpus")
     parser.add_argument("--scales", default="1,10,100", help="comma-separated factors")
     parser.add_argument("--paper", action="store_true", help="also build the paper-size preset")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", default="1", help="comma-separated worker counts, e.g. 1,2")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="builds per scale and worker count (counts take turns; median wall)")
     parser.add_argument("--unique-bytes", action="store_true",
                         help="replicate with byte-distinct JPEG/PNG copies (replicate_corpus.py)")
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
@@ -428,13 +478,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep corpora, releases and logs")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
+    args.workers = parse_scales(args.workers, "--workers")
+    if args.repeat < 1:
+        raise SystemExit("--repeat: at least 1")
     plan = [(f"{n}x", parse_factors(n, [], False)) for n in parse_scales(args.scales)]
     if args.paper:
         plan.append(("paper", parse_factors(1, [], True)))
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="scale-proactivebench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        results = [run_scale(label, factors, args, work) for label, factors in plan]
+        results = [r for label, factors in plan for r in run_scale(label, factors, args, work)]
     finally:
         if args.work_dir is None and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -451,6 +504,7 @@ def report(results: list[ScaleResult], base: str | None, args: argparse.Namespac
                     "platform": platform.platform()},
         "raw_dir": str(args.raw_dir),
         "workers": args.workers,
+        "repeat": args.repeat,
         "unique_bytes": args.unique_bytes,
         "sample_interval_s": SAMPLE_INTERVAL_S,
         "base": base,
