@@ -78,33 +78,29 @@ class _Enumerate(beam.DoFn):
 
 
 class _Load(beam.DoFn):
-    def __init__(self, readers: dict[str, SourceReader], blobs: str) -> None:
+    """Load one listed item (frames into the blob store); ``read <group>`` progress counts every
+    listed item, rejected ones too (as ``rejected=n``), so a source's line ends at 100%."""
+
+    def __init__(self, readers: dict[str, SourceReader], blobs: str, prefix: str) -> None:
         self.readers = readers
         self.blobs = blobs
+        self.prefix = prefix
         self.store: BlobStore | None = None
 
     def setup(self) -> None:
         self.store = BlobStore(self.blobs)
 
-    def process(self, ref: ItemRef):
+    def process(self, ref: ItemRef, totals):
         reader = self.readers[ref.environment]
+        stage, total = f"read {self.prefix}{ref.environment}", totals.get(ref.environment)
         try:
             item = reader.load(ref)
         except BadInput as err:
+            progress.tally(stage, total=total, rejected=1)
             yield TaggedOutput(REJECTED, reader.rejection(err, item_id=ref.source_id))
             return
         item.frames = [Frame(self.store.put(f.data), f.source) for f in item.frames]
-        yield item
-
-
-class _ReadProgress(beam.DoFn):
-    """``read <group>`` progress, out of that source's listed items."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-
-    def process(self, item, totals):
-        progress.tally(f"read {self.prefix}{item.environment}", total=totals.get(item.environment))
+        progress.tally(stage, total=total)
         yield item
 
     def finish_bundle(self) -> None:
@@ -160,10 +156,11 @@ class ReadSources(beam.PTransform):
         loaded = (
             listed.refs
             | "Spread" >> beam.Reshuffle()
-            | "Load" >> beam.ParDo(_Load(readers, self.blobs)).with_outputs(REJECTED, main="items")
+            | "Load" >> beam.ParDo(_Load(readers, self.blobs, self.group_prefix), totals=totals)
+            .with_outputs(REJECTED, main="items")
         )
         prefix = self.group_prefix
-        items = loaded.items | "Progress" >> beam.ParDo(_ReadProgress(prefix), totals=totals)
+        items = loaded.items
         listing_filtered, load_rejected = listed[FILTERED_INPUTS], loaded[REJECTED]
         if prefix:
             def regroup(outcome):
