@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -183,9 +184,14 @@ def img_of(coco: dict, ann: dict) -> dict:
     return next(i for i in coco["images"] if i["id"] == ann["image_id"])
 
 
-def test_bad_input_is_rejected_with_file_and_field(corpus, tmp_path):
+def test_bad_input_is_rejected_with_file_and_field(corpus, tmp_path, capsys):
     expected = break_corpus(corpus, tmp_path / "broken")
     release = run(["--raw-dir", str(tmp_path / "broken"), "--out", str(tmp_path / "out")])
+    # every source's progress line ends at 100%: items rejected while loading count too
+    err = capsys.readouterr().err
+    for env in expected:
+        assert re.search(rf"read {env}: (\d+)/\1 \(100%\)", err), (env, err)
+    assert re.search(r"read imagenet_c: (\d+)/\1 \(100%\).* rejected=\d", err), err
     manifest = json.loads((release / "manifest.json").read_text())
     rejected = pd.read_parquet(release / "rejected")
     for env, planted in expected.items():
