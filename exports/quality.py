@@ -38,6 +38,25 @@ class Suite:
     key: str = "id"  # column that names an unexpected row in the report
 
 
+def training_flag_suites(benchmark: str, frames: dict[str, pd.DataFrame],
+                    true_columns: dict[str, list[str]]) -> list[Suite]:
+    """The row checks of a training split: per frame, unique ids and every column of
+    ``true_columns[name]`` true (each such column is one check a row passed when it was built,
+    recomputed by the benchmark). The held-out frame is ``<benchmark>_held_out``, the others
+    ``<benchmark>_train_<name>``."""
+    import great_expectations.expectations as gxe
+
+    out = []
+    for name, frame in frames.items():
+        exps = [gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": f"{name}: unique ids"})]
+        exps += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True],
+                                                 meta={"check": c.replace("_", " ")})
+                 for c in true_columns[name]]
+        suite = f"{benchmark}_held_out" if name == "held_out" else f"{benchmark}_train_{name}"
+        out.append(Suite(suite, frame, exps, "id"))
+    return out
+
+
 @dataclass
 class CheckResult:
     """One expectation's outcome, named for people (``check``) and for GX (``expectation``)."""

@@ -75,6 +75,15 @@ def make_miner(clip: dict[str, Any]):
     return HardNegativeMiner(**settings)
 
 
+def miner_function(clip: dict[str, Any] | None):
+    """``(correct, vocab, k) → wrong options`` of the configured CLIP miner, or None (random
+    negatives). Called in a DoFn's ``setup``, so the model loads once per worker."""
+    if not clip:
+        return None
+    miner = make_miner(clip)
+    return lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
+
+
 class BuildEpisodes(beam.DoFn):
     """SourceItem → EPISODE record; unusable items become rejections (stage ``build``)."""
 
@@ -84,9 +93,7 @@ class BuildEpisodes(beam.DoFn):
         self.miner = None
 
     def setup(self) -> None:
-        if self.clip:
-            miner = make_miner(self.clip)
-            self.miner = lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
+        self.miner = miner_function(self.clip)
 
     def process(self, item: SourceItem, base_vocab: dict):
         try:

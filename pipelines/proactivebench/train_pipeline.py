@@ -42,7 +42,7 @@ from pipelines.common.transforms import (
 )
 from pipelines.proactivebench import heldout
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
-from pipelines.proactivebench.pipeline import make_miner, vocabulary_for
+from pipelines.proactivebench.pipeline import miner_function, vocabulary_for
 from pipelines.proactivebench.selfcheck import self_check
 from pipelines.proactivebench.training import RowsConfig, training_rows
 from schemas.proactivebench import TRAIN_PREFIX, TRAIN_ROW, TRAIN_SPLIT
@@ -87,9 +87,7 @@ class BuildTrainingRows(beam.DoFn):
         self.miner = None
 
     def setup(self) -> None:
-        if self.clip:
-            miner = make_miner(self.clip)
-            self.miner = lambda correct, vocab, k: miner.mine(correct, vocab, k=k)
+        self.miner = miner_function(self.clip)
 
     def process(self, item: SourceItem, base_vocab: dict):
         group = TRAIN_PREFIX + item.environment

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from exports.quality import Suite
+from exports.quality import Suite, training_flag_suites
 from exports.release_files import read_batches
 from pipelines.proactivebench.heldout import source_key
 from pipelines.proactivebench.pools import render_mcqa_prompt
@@ -160,14 +160,4 @@ def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict
 def training_suites(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]
                     ) -> list[Suite]:
     """The suites of a release's training split (module doc)."""
-    import great_expectations.expectations as gxe
-
-    out = []
-    for name, frame in training_frames(release, train, counts).items():
-        exps = [gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": f"{name}: unique ids"})]
-        exps += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True],
-                                                 meta={"check": c.replace("_", " ")})
-                 for c in BOOL_COLUMNS[name]]
-        suite = "proactivebench_held_out" if name == "held_out" else f"proactivebench_train_{name}"
-        out.append(Suite(suite, frame, exps, "id"))
-    return out
+    return training_flag_suites("proactivebench", training_frames(release, train, counts), BOOL_COLUMNS)

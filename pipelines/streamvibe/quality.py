@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from exports.quality import Suite
+from exports.quality import Suite, training_flag_suites
 from exports.release_files import read_batches
 from pipelines.streamvibe.causality import (
     label_violations,
@@ -314,14 +314,4 @@ def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict
 
 def training_suites(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]) -> list[Suite]:
     """The suites of a release's training split (module section above)."""
-    import great_expectations.expectations as gxe
-
-    out = []
-    for name, frame in training_frames(release, train, counts).items():
-        exps = [gxe.ExpectColumnValuesToBeUnique(column="id", meta={"check": f"{name}: unique ids"})]
-        exps += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=[True],
-                                                 meta={"check": c.replace("_", " ")})
-                 for c in TRAIN_BOOL_COLUMNS[name]]
-        out.append(Suite(f"streamvibe_train_{name}" if name != "held_out" else "streamvibe_held_out",
-                         frame, exps, "id"))
-    return out
+    return training_flag_suites("streamvibe", training_frames(release, train, counts), TRAIN_BOOL_COLUMNS)
