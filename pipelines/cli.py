@@ -28,19 +28,20 @@ from pathlib import Path
 
 from pipelines.common.benchmark import Benchmark
 
-# benchmark name → "module:attribute" (imported on use: each pulls in its own dependencies)
-BENCHMARKS = {
-    "proactivebench": "pipelines.proactivebench.build:PROACTIVEBENCH",
-    "streamvibe": "pipelines.streamvibe.build:STREAMVIBE",
-    "proready": "pipelines.proready.build:PROREADY",
-}
+PIPELINES = Path(__file__).resolve().parent
+# every folder of pipelines/ with a build.py is a benchmark (its Benchmark instance is imported on
+# use: each pulls in its own dependencies), so a new benchmark folder needs no line here
+BENCHMARKS = sorted(p.parent.name for p in PIPELINES.glob("*/build.py"))
 
 
 def benchmark(name: str) -> Benchmark:
     if name not in BENCHMARKS:
         raise SystemExit(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
-    module, attr = BENCHMARKS[name].split(":")
-    return getattr(import_module(module), attr)
+    found = [v for v in vars(import_module(f"pipelines.{name}.build")).values()
+             if isinstance(v, Benchmark) and v.name == name]
+    if len(found) != 1:
+        raise SystemExit(f"pipelines/{name}/build.py must define one Benchmark named {name!r}")
+    return found[0]
 
 
 def check(argv: list[str]) -> int:

@@ -33,6 +33,8 @@ class BuildContext:
     args: argparse.Namespace
     staging: Path = Path()
     decisions: list[dict[str, Any]] | None = None  # review benchmarks: None = no decisions yet
+    # integrity violations standing in the decision log (None: decisions given as a file of rows)
+    violations: list[dict[str, Any]] | None = None
     state: dict[str, Any] = field(default_factory=dict)
     # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
     splits: tuple[str, ...] = ("test",)
@@ -47,9 +49,27 @@ class BuildContext:
         return int(self.config.get("global_seed", 0))
 
     @property
+    def panel_size(self) -> int:
+        """Reviewers per sample (``review.panel_size``; four in StreamVibe App. B.3)."""
+        return int((self.config.get("review") or {}).get("panel_size", 4))
+
+    def review_round(self, benchmark: str) -> str:
+        return str((self.config.get("review") or {}).get("round", f"{benchmark}-r1"))
+
+    @property
     def pending(self) -> bool:
         """A review benchmark built without decisions stops at the pending-review state."""
         return self.decisions is None
+
+    def source_root(self, path: str, title: str, hint: str, base: Path | None = None) -> str:
+        """A benchmark's source directory: a URL as it is, else ``path`` under ``base`` (default
+        ``--raw-dir``); SystemExit naming the path and ``hint`` (what to set) if it is missing."""
+        if "://" in path:
+            return path
+        root = (base or self.raw_dir).resolve() / path
+        if not root.exists():
+            raise SystemExit(f"{title} source directory not found: {root} ({hint})")
+        return str(root)
 
     def source_unreadable(self, name: str, root: str, err: BadInput, *, sole: bool = False) -> None:
         """A source that cannot be read as a whole (its annotation file, manifest or label list):
@@ -108,6 +128,24 @@ class Benchmark:
     group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
     reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
     citation_key: str = ""  # the paper's entry in CITATIONS.bib (exports cite it: docs/exports.md)
+    # a training split's counts groups start with this prefix (e.g. ``train/coco``)
+    train_prefix: str = ""
+    # outcome folders (``filtered``, ``filtered_inputs``, ``rejected``) the driver gives each
+    # training split an empty shard in when nothing went there: "nothing" is visible, as at the root
+    train_outcome_folders: tuple[str, ...] = ()
+    unit: str = "sample"  # what one released row is called in messages (episode, candidate, item)
+
+    def run(self, argv: list[str] | None = None) -> Path:
+        """Build this benchmark (:func:`pipelines.common.driver.run`)."""
+        from pipelines.common import driver
+
+        return driver.run(self, argv)
+
+    def main(self) -> None:
+        """``python -m pipelines.<benchmark>``: :meth:`run` with a one-line error."""
+        from pipelines.common import driver
+
+        driver.main(self)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
@@ -128,7 +166,10 @@ class Benchmark:
     def split_of(self, group: str) -> str:
         """The split a counts group belongs to: a release with several splits counts each apart
         (manifest ``splits``)."""
+        if self.train_prefix and group.startswith(self.train_prefix):
+            return self.splits[-1]
         return self.split
+
     def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
                      ) -> dict[str, tuple[str, int, list[str]]]:
         """Per configured source: the path it was read from, the samples (or review candidates)
@@ -167,13 +208,21 @@ class Benchmark:
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         """The great-expectations suites (:class:`exports.quality.Suite`) every release of this
-        benchmark must pass — at build time before publishing, and in ``benchforge check``."""
+        benchmark must pass — at build time before publishing, and in ``benchforge check``;
+        ``counts`` holds the evaluation split's groups."""
+        return []
+
+    def training_suites(self, release: Path, train: dict[str, Any],
+                        counts: dict[str, dict[str, int]]) -> list[Any]:
+        """The suites of a release's training split (``train``: the manifest's ``train`` facts,
+        ``counts``: every group)."""
         return []
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
         """Manifest facts, checks (raise ReleaseError to stop the publish), reports written
-        into ``ctx.staging / "reports"``, card text."""
+        into ``ctx.staging / "reports"`` (it exists), card text. A reviewed benchmark is only
+        called when a sample of its evaluation split was approved."""
         raise NotImplementedError
 
 

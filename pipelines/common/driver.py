@@ -223,6 +223,20 @@ def check_rows(benchmark: Benchmark, counts: dict[str, dict[str, int]], files: l
         raise ReleaseError(f"rows written differ from kept counts (rows, kept): {mismatch}")
 
 
+def check_approved(benchmark: Benchmark, counts: dict[str, dict[str, int]]) -> None:
+    """A reviewed release needs at least one approved row in its evaluation split."""
+    released = sum(c["kept"] for g, c in counts.items()
+                   if benchmark.split_of(g) == benchmark.split and benchmark.data_prefix(g) is not None)
+    if benchmark.reviewed and not released:
+        raise ReleaseError(f"no {benchmark.unit} is approved by all reviewers on its current version: "
+                           "nothing to release (see the review states in the decision log)")
+
+
+def outcome_schemas(benchmark: Benchmark) -> dict[str, Any]:
+    """Each outcome folder of a release and the record its rows hold."""
+    return {"filtered": benchmark.filtered_schema, "rejected": REJECTION, FILTERED_INPUTS: FILTERED_INPUT}
+
+
 def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     """Build ``benchmark``; return the release (or the pending-review state) folder."""
     args, beam_args = parse_args(benchmark, argv)
@@ -231,18 +245,22 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args,
                        splits=tuple(dict.fromkeys((benchmark.split, asked))))
     if benchmark.reviewed and args.decisions is not None:
-        from annotation.decision_log import DecisionLogError, read_decisions
+        from annotation.decision_log import DecisionLogError, read_decisions, read_standing_violations
 
         try:
             ctx.decisions = read_decisions(args.decisions, benchmark.name)
         except DecisionLogError as exc:
             raise SystemExit(f"--decisions: {exc}") from None
+        ctx.violations = read_standing_violations(args.decisions, benchmark.name)
     benchmark.prepare(ctx)
     with staging_dir(ctx.out_root, ctx.version) as staging:
         ctx.staging = staging
         print(f"[benchforge] {benchmark.describe(ctx)}", file=sys.stderr)
         run_pipeline(lambda p: benchmark.pipeline(p, ctx), beam_args, staging / "_build" / "progress")
         benchmark.after_pipeline(ctx)
+        for split in ctx.splits[1:]:  # "nothing filtered / rejected" visible, as at the root
+            for folder in benchmark.train_outcome_folders:
+                write_empty_shards(staging, [f"{folder}/{split}"], outcome_schemas(benchmark)[folder], folder)
         stages = read_stages(staging)
         counts = count_groups(stages, benchmark.groups(ctx), pending=ctx.pending and benchmark.reviewed)
         check_balance(counts)
@@ -251,11 +269,12 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             state = write_pending(benchmark, ctx, counts)
             print_pending(benchmark, ctx, state, counts)
             return state
-        write_empty_shards(staging, ["filtered"], benchmark.filtered_schema, "filtered")
-        write_empty_shards(staging, ["rejected"], REJECTION, "rejected")
-        write_empty_shards(staging, [FILTERED_INPUTS], FILTERED_INPUT, FILTERED_INPUTS)
+        for folder, schema in outcome_schemas(benchmark).items():
+            write_empty_shards(staging, [folder], schema, folder)
         files = file_inventory(staging)
         check_rows(benchmark, counts, files)
+        check_approved(benchmark, counts)
+        (staging / "reports").mkdir(exist_ok=True)
         fin = benchmark.finalize(ctx, counts, files)
         final = ctx.out_root / ctx.version
         declared = benchmark.groups(ctx)
@@ -365,10 +384,15 @@ def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: P
     """The gate of a (staged or published) release: every file against the manifest's sha256,
     size and row count, every embedded image and media file decoded, and the benchmark's
     great-expectations suites; the report goes to ``reports`` (md, json, offline html)."""
-    return check_release(
-        release, manifest.get("files") or [],
-        lambda: benchmark.suites(release, manifest["counts"], manifest), reports, label=label,
-        threads=threads)
+    def suites() -> list[Any]:
+        counts = manifest["counts"]
+        test = {g: c for g, c in counts.items() if benchmark.split_of(g) == benchmark.split}
+        out = benchmark.suites(release, test, manifest)
+        return out + (benchmark.training_suites(release, manifest["train"], counts)
+                      if "train" in manifest else [])
+
+    return check_release(release, manifest.get("files") or [], suites, reports, label=label,
+                         threads=threads)
 
 
 def gate_summary(report: QualityReport, limit: int = 5) -> str:

@@ -1,3 +1,3 @@
-from pipelines.proactivebench.build import main
+from pipelines.proactivebench.build import PROACTIVEBENCH
 
-main()
+PROACTIVEBENCH.main()

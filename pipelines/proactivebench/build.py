@@ -7,29 +7,24 @@ driver does the rest (:mod:`pipelines.common.driver`).
 ``--split train`` adds the training split beside the evaluation split (ProactiveBench §5):
 single-turn GRPO rows from COCO train2014 and a QuickDraw subset, held out from the evaluation
 split it is published with (``train_pipeline.py``, ``train_release.py``, ``train_quality.py``),
-set by ``configs/proactivebench/train.yaml``.
+set by ``configs/proactivebench/train.yaml``. The release's facts are built in ``release.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from exports.release import source_digest, write_empty_shards
-from filtering.report import release_leak_summary
-from pipelines.common import driver
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.sources import preflight
 from pipelines.proactivebench.episodes import BuildConfig
-from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline, make_miner
+from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline
+from pipelines.proactivebench.release import finalize
 from pipelines.proactivebench.sources import make_readers
 from pipelines.proactivebench.train_config import load_train_config, make_train_readers
 from pipelines.proactivebench.train_pipeline import BuildTrainingSplit, TrainPipelineConfig
-from pipelines.proactivebench.train_release import train_finalize
 from pipelines.proactivebench.training import RowsConfig
-from schemas.outcomes import FILTERED_INPUT, REJECTION
 from schemas.proactivebench import (
     ENVIRONMENTS,
     EPISODE,
@@ -60,6 +55,9 @@ class ProactiveBench(Benchmark):
     filtered_schema = FILTERED_EPISODE
     default_config = REPO / "configs" / "proactivebench.yaml"
     splits = ("test", TRAIN_SPLIT)
+    train_prefix = TRAIN_PREFIX
+    train_outcome_folders = ("filtered_inputs", "rejected")
+    unit = "episode"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
@@ -72,9 +70,6 @@ class ProactiveBench(Benchmark):
         parser.add_argument("--train-source", action="append", default=[], metavar="ENV=PATH",
                             help="a training source elsewhere, e.g. quickdraw=/data/qd "
                                  "(make: QUICKDRAW_TRAIN_DIR=…)")
-
-    def split_of(self, group: str) -> str:
-        return TRAIN_SPLIT if group.startswith(TRAIN_PREFIX) else self.split
 
     def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
         unknown = sorted(set(config.get("environments") or {}) - set(ENVIRONMENTS))
@@ -163,77 +158,22 @@ class ProactiveBench(Benchmark):
                 TrainPipelineConfig(staging=str(ctx.staging), build=build, rows=rows,
                                     clip=ctx.state["clip"]))
 
-    def after_pipeline(self, ctx: BuildContext) -> None:
-        if ctx.state["train_readers"]:  # "nothing filtered / rejected" visible, as at the root
-            write_empty_shards(ctx.staging, [f"filtered_inputs/{TRAIN_SPLIT}"], FILTERED_INPUT,
-                               "filtered_inputs")
-            write_empty_shards(ctx.staging, [f"rejected/{TRAIN_SPLIT}"], REJECTION, "rejected")
-
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
         from pipelines.proactivebench.quality import suites
+
+        return suites(release, counts)
+
+    def training_suites(self, release: Path, train: dict[str, Any],
+                        counts: dict[str, dict[str, int]]) -> list[Any]:
         from pipelines.proactivebench.train_quality import training_suites
 
-        test = {g: c for g, c in counts.items() if self.split_of(g) == self.split}
-        out = suites(release, test)
-        return out + (training_suites(release, manifest["train"], counts) if "train" in manifest else [])
+        return training_suites(release, train, counts)
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
-        build = ctx.staging / "_build"
-        sources: dict[str, list[dict[str, str]]] = {}
-        for row in json.loads((build / "sources.json").read_text()):
-            sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
-        notes: dict[str, list[dict[str, str]]] = {}
-        for row in json.loads((build / "notes.json").read_text()):
-            notes.setdefault(row["environment"], []).append({"file": row["file"], "note": row["note"]})
-        strategies = json.loads((build / "negatives.json").read_text())
-        clip, probes = ctx.state["clip"], ctx.state["probes"]
-        leak = release_leak_summary(ctx.staging, probes, ctx.config)
-        miner = make_miner(clip).describe() if clip else None
-        readers = ctx.state["readers"]
-        fin = Finalized(
-            manifest={
-                "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, [])),
-                                **({"notes": notes[e]} if e in notes else {})}
-                            for e in sorted(readers)},
-                "negatives": {"strategies": strategies, "clip": miner},
-                "leak_filter": leak,
-            },
-            warnings=warnings(leak, strategies, miner),
-            # datasets cannot read a zero-row Parquet file: an environment without kept episodes
-            # has no config (the counts table still lists it with kept = 0)
-            configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
-        )
-        if ctx.state["train_readers"]:
-            train_finalize(ctx, counts, fin)
-        return fin
-
-
-def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict[str, Any] | None
-             ) -> list[str]:
-    out = []
-    if not leak["applied"]:
-        out.append(
-            "The 25% leak filter (ProactiveBench App. 0.A.8) was NOT applied to this release: no probe "
-            "pool was configured, so samples a model answers on the first turn are still included.")
-    if any(s["environment"] == "coco" and s["strategy"] != "clip_text" for s in strategies):
-        out.append(
-            "COCO wrong options are random categories, not CLIP hard negatives "
-            "(no CLIP model was configured; see negatives.strategies in manifest.json).")
-    if miner and miner["random_weights"]:
-        out.append(
-            f"CLIP hard negatives were mined with RANDOM open_clip weights ({miner['model']}): they "
-            "are not semantically similar categories (test / smoke configuration only).")
-    return out
+        return finalize(ctx, counts)
 
 
 PROACTIVEBENCH = ProactiveBench()
-
-
-def run(argv: list[str] | None = None) -> Path:
-    return driver.run(PROACTIVEBENCH, argv)
-
-
-def main() -> None:
-    driver.main(PROACTIVEBENCH)
+run = PROACTIVEBENCH.run

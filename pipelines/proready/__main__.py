@@ -1,3 +1,3 @@
-from pipelines.proready.build import main
+from pipelines.proready.build import PROREADY
 
-main()
+PROREADY.main()

@@ -74,7 +74,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from core.errors import BadInput
 
@@ -257,6 +257,13 @@ class ARSResult:
     n_questions: int
     n_turns: int
     per_question: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+def items_tau(items: Sequence[dict[str, Any]]) -> float | None:
+    """τ of a release (Eq. 10–11): the median evidence duration over all its released turns —
+    recorded as the manifest's ``ars_tau_s``, the scale every evaluator of the release uses."""
+    qs = [Question([Turn(t["t_s"], t["t_e"], None) for t in i["turns"]], id=i["id"]) for i in items]
+    return round(median_evidence_duration(qs), 4) if qs else None
 
 
 def release_tau(release: str | Path) -> float:

@@ -23,6 +23,7 @@ Both work on one item, so the pipeline applies them per item (:mod:`pipelines.pr
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ import pyarrow.parquet as pq
 from annotation.approval import Status, check_release, statuses
 from core.errors import BadInput, Rejection
 from core.files import content_hash as _routing_hash
+from pipelines.common.benchmark import BuildContext, PendingReview
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.sources import BENCHMARK
 from schemas.proready import TURN
@@ -92,6 +94,19 @@ def number_corrections(corrections: Iterable[dict[str, Any]]) -> list[tuple[int,
     ``n`` of ``corrections[n]`` in a rejection's field."""
     ordered = sorted(corrections, key=lambda c: (str(c.get("sample_id")), int(c.get("version", 0))))
     return list(enumerate(ordered))
+
+
+def read_corrections(path: Path) -> tuple[int, dict[str, list[tuple[int, dict[str, Any]]]]]:
+    """A ``--corrections`` file: its number of rows, and per item its corrections numbered in
+    application order (:func:`number_corrections`); SystemExit naming the flag when unreadable."""
+    try:
+        rows = read_rows(path)
+    except (OSError, BadInput) as exc:
+        raise SystemExit(f"--corrections: {exc}") from exc
+    by_item: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for n, c in number_corrections(rows):
+        by_item.setdefault(str(c.get("sample_id", "")), []).append((n, c))
+    return len(rows), by_item
 
 
 def apply_corrections(
@@ -190,3 +205,41 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
         out[vid] = f"{BENCHMARK}/{vid}.{kind}"
         transcode_for_browser(Path(source_root) / rel, folder / out[vid], source_file=rel)
     return out, None
+
+
+def pending_review(ctx: BuildContext) -> PendingReview:
+    """The pending-review state's candidates, push units (one review medium per video) and
+    status facts."""
+    from pipelines.proready.release import release_sources
+
+    cands = sorted(json.loads((ctx.staging / "_build" / "candidates.json").read_text()),
+                   key=lambda c: c["id"])
+    kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
+    media_dir = ctx.staging / "_build" / "media"
+    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind)
+    return PendingReview(
+        candidates=cands,
+        units=[review_candidate(c, [media[c["video_id"]]]) for c in cands],
+        status={"rubric": RUBRIC, "review_round": ctx.review_round(BENCHMARK),
+                "panel_size": ctx.panel_size, "media": kind,
+                "media_root": media_root,
+                "sources": release_sources(ctx),
+                "per_task": dict(sorted(Counter(c["task_type"] for c in cands).items())),
+                "multi_turn": sum(1 for c in cands if c["num_turns"] > 1)},
+        media=media_dir if media_root is None else None)
+
+
+def correction_units(state: Path, corrections: Path) -> list[dict[str, Any]]:
+    """Each corrected item's latest version, checked like the release build checks it
+    (:func:`pipelines.proready.review.apply_corrections`), with its candidate's media."""
+    items = {c["id"]: c for c in map(json.loads, (state / "candidates.jsonl").read_text().splitlines())}
+    media = {u["sample_id"]: u["media"] for u in map(
+        json.loads, (state / "review_candidates.jsonl").read_text().splitlines())}
+    units = []
+    for sid, mine in sorted(read_corrections(corrections)[1].items()):
+        latest, rejected = apply_corrections(items.get(sid), mine, corrections.name)
+        if rejected or latest is None:
+            raise SystemExit("--corrections: " + "; ".join(
+                f"{r.source_file}: {r.field}: {r.reason}" for r in rejected))
+        units.append(review_candidate(latest, media[sid]))
+    return units

@@ -1,3 +1,3 @@
-from pipelines.streamvibe.build import main
+from pipelines.streamvibe.build import STREAMVIBE
 
-main()
+STREAMVIBE.main()

@@ -13,7 +13,9 @@ from the training manifest, through the same construction and the same review: i
 need the same four approvals (§3.3: the validated annotations become "causal interaction
 sequences for training and evaluation"), a training video the evaluation split holds is filtered
 (``heldout.py``), and the approved samples become SFT streams and RL seed rows (``training.py``),
-allocated to ``configs/streamvibe/train.yaml``'s targets (Table 18 by default).
+allocated to ``configs/streamvibe/train.yaml``'s targets (Table 18 by default). The release's
+facts are built in ``release.py`` (and ``train_release.py``), the pending-review state in
+``review.py`` (:func:`~pipelines.streamvibe.review.pending_review`).
 """
 
 from __future__ import annotations
@@ -21,46 +23,31 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from core.errors import BadInput
 from core.files import write_json_atomic
-from exports.release import ReleaseError, source_digest, write_empty_shards
-from pipelines.common import driver
 from pipelines.common.benchmark import (
     Benchmark,
     BuildContext,
     Finalized,
     PendingReview,
-    review_violations,
 )
 from pipelines.streamvibe.gemini import gemini_settings
-from pipelines.streamvibe.negatives import probe_card_lines, probe_facts, supported_tolerances
+from pipelines.streamvibe.negatives import supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
-from pipelines.streamvibe.review import (
-    load_ledger,
-    prepare_media,
-    review_statuses,
-    to_routing_candidate,
-    update_ledger,
-)
+from pipelines.streamvibe.release import finalize
+from pipelines.streamvibe.review import load_ledger, pending_review, review_statuses, update_ledger
 from pipelines.streamvibe.sources import (
     UNASSIGNED,
-    enumerate_pairs,
     load_intent_specs,
     read_manifest,
-    source_files,
 )
-from pipelines.streamvibe.train_release import load_train_config, train_finalize
-from pipelines.streamvibe.training import is_train
-from schemas.outcomes import REJECTION
+from pipelines.streamvibe.train_release import load_train_config
 from schemas.streamvibe import (
     BENCHMARK,
     FILTERED,
-    POINTWISE,
     SAMPLE,
     SUBTYPES,
     TABLE15_TARGETS,
@@ -98,6 +85,9 @@ class StreamVibe(Benchmark):
     group_label = "subtype"
     reviewed = True
     splits = ("test", TRAIN_SPLIT)
+    train_prefix = TRAIN_PREFIX
+    train_outcome_folders = ("filtered", "rejected")
+    unit = "candidate"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--generator", choices=["rule", "gemini"], default=None)
@@ -106,9 +96,6 @@ class StreamVibe(Benchmark):
         parser.add_argument("--train-config", type=Path,
                             default=REPO / "configs" / "streamvibe" / "train.yaml",
                             help="the training split's settings (read with --split train)")
-
-    def split_of(self, group: str) -> str:
-        return TRAIN_SPLIT if group.startswith(TRAIN_PREFIX) else self.split
 
     def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
         targets = config.get("targets") or TABLE15_TARGETS
@@ -133,10 +120,8 @@ class StreamVibe(Benchmark):
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
         src = cfg.get("source") or {}
-        root = _path(str(src.get("path", "streamvibe")), ctx.raw_dir.resolve())
-        if not Path(root).exists() and "://" not in root:
-            raise SystemExit(f"StreamVibe source directory not found: {root} (set RAW_DIR, or "
-                             "source.path in the config)")
+        root = ctx.source_root(str(src.get("path", "streamvibe")), self.title,
+                               "set RAW_DIR, or source.path in the config")
         manifest = str(src.get("manifest", "manifest.jsonl"))
         try:  # an unreadable manifest stops the build here, in one line, not inside Beam
             read_manifest(root, manifest)
@@ -145,18 +130,13 @@ class StreamVibe(Benchmark):
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
-        statuses = violations = None
+        statuses = None
         if ctx.decisions is not None:
-            from annotation.decision_log import read_standing_violations
-
-            panel = int((cfg.get("review") or {}).get("panel_size", 4))
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
-            violations = read_standing_violations(ctx.args.decisions, self.name)
-            statuses = review_statuses(ctx.decisions, panel, latest, violations)
+            statuses = review_statuses(ctx.decisions, ctx.panel_size, latest, ctx.violations)
         ctx.state.update(root=root, manifest=manifest,
                          intents=intents, specs_version=load_intent_specs(intents)[0],
-                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses,
-                         violations=violations)
+                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
         if TRAIN_SPLIT in ctx.splits:
             # recorded in this release's manifest (config.train), so its config sha256 covers it
             ctx.config["train"] = train = load_train_config(ctx.args.train_config, REPO)
@@ -201,44 +181,9 @@ class StreamVibe(Benchmark):
         candidates = json.loads((ctx.staging / "_build" / "candidates.json").read_text())
         write_json_atomic(ctx.state["ledger_path"], update_ledger(ctx.state["ledger"], candidates))
         ctx.state["candidates"] = candidates
-        if TRAIN_SPLIT in ctx.splits:  # "nothing filtered / rejected" visible, as at the root
-            write_empty_shards(ctx.staging, ["filtered/train"], FILTERED, "filtered")
-            write_empty_shards(ctx.staging, ["rejected/train"], REJECTION, "rejected")
-
-    def _sources(self, ctx: BuildContext, split: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """(checksums of the split's manifest, task records and videos; its video facts)."""
-        root = ctx.state["root"]
-        manifest = ctx.state["train"].manifest if split == TRAIN_SPLIT else ctx.state["manifest"]
-        pairs = [x for x in enumerate_pairs(root, manifest) if isinstance(x, dict)]
-        name = "train_videos.json" if split == TRAIN_SPLIT else "videos.json"
-        videos = json.loads((ctx.staging / "_build" / name).read_text())
-        key = "source_id" if split == TRAIN_SPLIT else "file"
-        sources = {"task_records": source_digest(source_files(root, manifest, pairs)),
-                   "videos": source_digest([{"file": v[key], "sha256": v["sha256"]} for v in videos])}
-        return sources, sorted(videos, key=lambda v: v[key])
 
     def pending(self, ctx: BuildContext) -> PendingReview:
-        cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
-        units = [to_routing_candidate(c) for c in cands]
-        media = None
-        if not ctx.args.no_review_media:
-            media = Path(tempfile.mkdtemp(prefix="media-", dir=ctx.staging))
-            prepare_media(cands, ctx.state["root"], media)
-        sources, videos = self._sources(ctx)
-        review = ctx.config.get("review") or {}
-        status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
-                  "review_round": str(review.get("round", "streamvibe-r1"))}
-        if TRAIN_SPLIT in ctx.splits:  # training candidates wait for the same four approvals
-            train_sources, train_videos = self._sources(ctx, TRAIN_SPLIT)
-            status["train"] = {"sources": train_sources, "videos": train_videos,
-                               "candidates": sum(is_train(c["id"]) for c in cands)}
-        return PendingReview(
-            candidates=cands,
-            units=[{"sample_id": u.sample_id, "version": u.version, "task_type": u.task_type,
-                    "content": u.content, "media": u.media, "content_hash": u.content_hash}
-                   for u in units],
-            status=status,
-            media=media)
+        return pending_review(ctx)
 
     def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
         raise SystemExit(
@@ -249,80 +194,21 @@ class StreamVibe(Benchmark):
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
-        from pipelines.streamvibe.quality import suites, training_suites
+        from pipelines.streamvibe.quality import suites
 
-        test = {g: c for g, c in counts.items() if self.split_of(g) == self.split}
-        out = suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, test,
-                     max(manifest["fpr_near"]["tolerances_s"]))
-        return out + (training_suites(release, manifest["train"], counts) if "train" in manifest else [])
+        return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts,
+                      max(manifest["fpr_near"]["tolerances_s"]))
+
+    def training_suites(self, release: Path, train: dict[str, Any],
+                        counts: dict[str, dict[str, int]]) -> list[Any]:
+        from pipelines.streamvibe.quality import training_suites
+
+        return training_suites(release, train, counts)
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
-        rows = {st: counts[st]["kept"] for st in SUBTYPES}
-        if not sum(rows.values()):
-            raise ReleaseError("no candidate is approved by all reviewers on its current version: "
-                               "nothing to release (see the review states in the decision log)")
-        targets = ctx.config["targets"]
-        reports = ctx.staging / "reports"
-        reports.mkdir(parents=True, exist_ok=True)
-        allocation = {st: {"target": targets[st], "released": rows[st],
-                           "shortfall": max(0, targets[st] - rows[st])} for st in SUBTYPES}
-        (reports / "allocation.json").write_text(json.dumps(allocation, indent=1, sort_keys=True) + "\n")
-        warnings = []
-        short = {st: a["shortfall"] for st, a in allocation.items() if a["shortfall"]}
-        if short:
-            warnings.append("Allocation shortfall against the per-subtype targets (Table 15 unless "
-                            f"configured): {short}. Missing samples were NOT padded.")
-        if ctx.config.get("generator", "rule") == "rule":
-            warnings.append("Candidates came from the rule-based generator (native annotations), not "
-                            "from Gemini (§3.3); all released samples were still approved by four "
-                            "reviewers.")
-        sources, videos = self._sources(ctx)
-        pointwise_rows = sum(f["rows"] for f in files if f["path"].startswith("pointwise/"))
-        review_states = Counter(s["state"] for sid, s in ctx.state["statuses"].items() if not is_train(sid))
-        alloc_lines = ["", "## Allocation (Table 15 targets)", "",
-                       "| subtype | target | released | shortfall |", "|---|---:|---:|---:|"]
-        alloc_lines += [f"| {st} | {a['target']} | {a['released']} | {a['shortfall']} |"
-                        for st, a in allocation.items()]
-        pw_lines = ["", f"## Pointwise records (`{POINTWISE.name}`, schema {POINTWISE.version})", "",
-                    "| field | description |", "|---|---|"]
-        pw_lines += [f"| `{f.name}` | {f.doc} |" for f in POINTWISE.fields]
-        fin = Finalized(
-            manifest={
-                "schema": {"sample": {"record": SAMPLE.name, "version": SAMPLE.version},
-                           "pointwise": {"record": POINTWISE.name, "version": POINTWISE.version}},
-                "generator": ctx.config.get("generator", "rule"),
-                "intent_specs": ctx.state["specs_version"],
-                "sources": sources,
-                "videos": videos,
-                "allocation": allocation,
-                "review": {"panel_size": int((ctx.config.get("review") or {}).get("panel_size", 4)),
-                           "states": dict(sorted(review_states.items())),
-                           **review_violations(ctx.state["violations"])},
-                "pointwise_rows": pointwise_rows,
-                "fpr_near": probe_facts(ctx.config),
-            },
-            warnings=warnings,
-            # a subtype with no released sample gets no config: datasets cannot read a zero-row
-            # file; its shortfall is in the allocation table instead
-            configs={config_name(st): f"data/{config_name(st)}" for st in SUBTYPES if rows[st]},
-            extra_configs=[{"config_name": "pointwise", "data_files": [
-                {"split": self.split, "path": f"pointwise/*/{self.split}-*.parquet"}]}],
-            card_sections=alloc_lines + probe_card_lines(ctx.config) + pw_lines,
-            summary_lines=[f"pointwise rows: {pointwise_rows}"],
-        )
-        if TRAIN_SPLIT in ctx.splits:
-            train_sources, train_videos = self._sources(ctx, TRAIN_SPLIT)
-            train_finalize(ctx, counts, fin, train_sources, train_videos, REPO)
-        return fin
+        return finalize(ctx, counts, files)
 
 
 STREAMVIBE = StreamVibe()
-
-
-def run(argv: list[str] | None = None) -> Path:
-    return driver.run(STREAMVIBE, argv)
-
-
-def main() -> None:
-    driver.main(STREAMVIBE)
+run = STREAMVIBE.run

@@ -26,6 +26,7 @@ from typing import Any
 
 from annotation.routing import Candidate
 from core.files import canonical_json, content_hash
+from pipelines.common.benchmark import BuildContext, PendingReview
 
 REVIEW_KEYS = ("id", "subtype", "task", "source_collection", "source_video_id", "source_file",
                "video_sha256", "duration_s", "intents", "transitions")
@@ -158,3 +159,34 @@ def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Pa
         transcode_for_browser(os.path.join(raw_root, c["source_file"]), dst, source_file=c["source_file"])
         done.append(str(dst))
     return done
+
+
+def pending_review(ctx: BuildContext) -> PendingReview:
+    """The pending-review state's candidates, push units (with browser-playable videos unless
+    ``--no-review-media``) and status facts, the training split's candidates included."""
+    import tempfile
+
+    from pipelines.streamvibe.release import release_sources
+    from pipelines.streamvibe.training import is_train
+    from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
+
+    cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
+    units = [to_routing_candidate(c) for c in cands]
+    media = None
+    if not ctx.args.no_review_media:
+        media = Path(tempfile.mkdtemp(prefix="media-", dir=ctx.staging))
+        prepare_media(cands, ctx.state["root"], media)
+    sources, videos = release_sources(ctx)
+    status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
+              "review_round": ctx.review_round(BENCHMARK)}
+    if TRAIN_SPLIT in ctx.splits:  # training candidates wait for the same four approvals
+        train_sources, train_videos = release_sources(ctx, TRAIN_SPLIT)
+        status["train"] = {"sources": train_sources, "videos": train_videos,
+                           "candidates": sum(is_train(c["id"]) for c in cands)}
+    return PendingReview(
+        candidates=cands,
+        units=[{"sample_id": u.sample_id, "version": u.version, "task_type": u.task_type,
+                "content": u.content, "media": u.media, "content_hash": u.content_hash}
+               for u in units],
+        status=status,
+        media=media)

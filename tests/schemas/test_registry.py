@@ -23,7 +23,12 @@ def defined_record_schemas() -> dict[str, RecordSchema]:
 
 def test_every_defined_record_type_is_registered_under_its_name():
     defined = defined_record_schemas()
-    assert {"streamvibe_sft_stream", "streamvibe_rl_seed", "filtered_input"} <= set(defined)
+    assert set(defined) == {
+        "filtered_input", "rejection", "review_decision",
+        "proactivebench_episode", "proactivebench_filtered_episode", "proactivebench_train_row",
+        "proready_candidate", "proready_filtered_item", "proready_item",
+        "streamvibe_filtered", "streamvibe_pointwise", "streamvibe_rl_seed", "streamvibe_sample",
+        "streamvibe_sft_stream"}
     assert set(RECORDS) == set(defined)
     for name, schema in defined.items():
         assert record_schema(name) is schema

@@ -155,7 +155,7 @@ def test_candidates_are_byte_identical_across_runners(corpus: Path, tmp_path: Pa
 
 
 def test_missing_inputs_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="ProReady source directory not found"):
+    with pytest.raises(SystemExit, match="ProReady-QA source directory not found"):
         run(["--raw-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
     with pytest.raises(SystemExit, match="--decisions: .* does not exist"):
         run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--decisions", str(tmp_path / "x")])

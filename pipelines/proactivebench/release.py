@@ -1,0 +1,66 @@
+"""The evaluation split's part of a ProactiveBench release: source checksums, how wrong options
+were chosen, what the 25% leak filter did (ProactiveBench App. 0.A.8), and the card's warnings —
+what :class:`pipelines.proactivebench.build.ProactiveBench` hands the shared driver (the training
+split's part: ``train_release.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from exports.release import source_digest
+from filtering.report import release_leak_summary
+from pipelines.common.benchmark import BuildContext, Finalized
+from pipelines.proactivebench.pipeline import make_miner
+from pipelines.proactivebench.train_release import train_finalize
+
+
+def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
+    """The evaluation split's part of a release (source checksums and notes, the negatives' strategies
+    and CLIP miner, the leak filter's summary, warnings), then the training split's."""
+    build = ctx.staging / "_build"
+    sources: dict[str, list[dict[str, str]]] = {}
+    for row in json.loads((build / "sources.json").read_text()):
+        sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
+    notes: dict[str, list[dict[str, str]]] = {}
+    for row in json.loads((build / "notes.json").read_text()):
+        notes.setdefault(row["environment"], []).append({"file": row["file"], "note": row["note"]})
+    strategies = json.loads((build / "negatives.json").read_text())
+    clip, probes = ctx.state["clip"], ctx.state["probes"]
+    leak = release_leak_summary(ctx.staging, probes, ctx.config)
+    miner = make_miner(clip).describe() if clip else None
+    readers = ctx.state["readers"]
+    fin = Finalized(
+        manifest={
+            "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, [])),
+                            **({"notes": notes[e]} if e in notes else {})}
+                        for e in sorted(readers)},
+            "negatives": {"strategies": strategies, "clip": miner},
+            "leak_filter": leak,
+        },
+        warnings=warnings(leak, strategies, miner),
+        # datasets cannot read a zero-row Parquet file: an environment without kept episodes
+        # has no config (the counts table still lists it with kept = 0)
+        configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
+    )
+    if ctx.state["train_readers"]:
+        train_finalize(ctx, counts, fin)
+    return fin
+
+def warnings(leak: dict[str, Any], strategies: list[dict[str, Any]], miner: dict[str, Any] | None
+             ) -> list[str]:
+    out = []
+    if not leak["applied"]:
+        out.append(
+            "The 25% leak filter (ProactiveBench App. 0.A.8) was NOT applied to this release: no probe "
+            "pool was configured, so samples a model answers on the first turn are still included.")
+    if any(s["environment"] == "coco" and s["strategy"] != "clip_text" for s in strategies):
+        out.append(
+            "COCO wrong options are random categories, not CLIP hard negatives "
+            "(no CLIP model was configured; see negatives.strategies in manifest.json).")
+    if miner and miner["random_weights"]:
+        out.append(
+            f"CLIP hard negatives were mined with RANDOM open_clip weights ({miner['model']}): they "
+            "are not semantically similar categories (test / smoke configuration only).")
+    return out

@@ -1,0 +1,94 @@
+"""The evaluation split's part of a StreamVibe release: the allocation of approved samples to
+the per-subtype targets (StreamVibe Table 15), the review states, the source checksums, the
+card's tables and warnings — what :class:`pipelines.streamvibe.build.StreamVibe` hands the shared
+driver (the training split's part: ``train_release.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from exports.release import source_digest
+from pipelines.common.benchmark import BuildContext, Finalized, review_violations
+from pipelines.streamvibe.negatives import probe_card_lines, probe_facts
+from pipelines.streamvibe.sources import enumerate_pairs, source_files
+from pipelines.streamvibe.train_release import train_finalize
+from pipelines.streamvibe.training import is_train
+from schemas.streamvibe import POINTWISE, SAMPLE, SUBTYPES, TRAIN_SPLIT, config_name
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def release_sources(ctx: BuildContext, split: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(checksums of the split's manifest, task records and videos; its video facts)."""
+    root = ctx.state["root"]
+    manifest = ctx.state["train"].manifest if split == TRAIN_SPLIT else ctx.state["manifest"]
+    pairs = [x for x in enumerate_pairs(root, manifest) if isinstance(x, dict)]
+    name = "train_videos.json" if split == TRAIN_SPLIT else "videos.json"
+    videos = json.loads((ctx.staging / "_build" / name).read_text())
+    key = "source_id" if split == TRAIN_SPLIT else "file"
+    sources = {"task_records": source_digest(source_files(root, manifest, pairs)),
+               "videos": source_digest([{"file": v[key], "sha256": v["sha256"]} for v in videos])}
+    return sources, sorted(videos, key=lambda v: v[key])
+
+
+def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
+             files: list[dict[str, Any]]) -> Finalized:
+    """The evaluation split's part of a release (the allocation to the per-subtype targets, the
+    review states, the probe facts, the pointwise records' table), then the training split's."""
+    rows = {st: counts[st]["kept"] for st in SUBTYPES}
+    targets = ctx.config["targets"]
+    reports = ctx.staging / "reports"
+    allocation = {st: {"target": targets[st], "released": rows[st],
+                       "shortfall": max(0, targets[st] - rows[st])} for st in SUBTYPES}
+    (reports / "allocation.json").write_text(json.dumps(allocation, indent=1, sort_keys=True) + "\n")
+    warnings = []
+    short = {st: a["shortfall"] for st, a in allocation.items() if a["shortfall"]}
+    if short:
+        warnings.append("Allocation shortfall against the per-subtype targets (Table 15 unless "
+                        f"configured): {short}. Missing samples were NOT padded.")
+    if ctx.config.get("generator", "rule") == "rule":
+        warnings.append("Candidates came from the rule-based generator (native annotations), not "
+                        "from Gemini (§3.3); all released samples were still approved by four "
+                        "reviewers.")
+    sources, videos = release_sources(ctx)
+    pointwise_rows = sum(f["rows"] for f in files if f["path"].startswith("pointwise/"))
+    review_states = Counter(s["state"] for sid, s in ctx.state["statuses"].items() if not is_train(sid))
+    alloc_lines = ["", "## Allocation (Table 15 targets)", "",
+                   "| subtype | target | released | shortfall |", "|---|---:|---:|---:|"]
+    alloc_lines += [f"| {st} | {a['target']} | {a['released']} | {a['shortfall']} |"
+                    for st, a in allocation.items()]
+    pw_lines = ["", f"## Pointwise records (`{POINTWISE.name}`, schema {POINTWISE.version})", "",
+                "| field | description |", "|---|---|"]
+    pw_lines += [f"| `{f.name}` | {f.doc} |" for f in POINTWISE.fields]
+    fin = Finalized(
+        manifest={
+            "schema": {"sample": {"record": SAMPLE.name, "version": SAMPLE.version},
+                       "pointwise": {"record": POINTWISE.name, "version": POINTWISE.version}},
+            "generator": ctx.config.get("generator", "rule"),
+            "intent_specs": ctx.state["specs_version"],
+            "sources": sources,
+            "videos": videos,
+            "allocation": allocation,
+            "review": {"panel_size": ctx.panel_size,
+                       "states": dict(sorted(review_states.items())),
+                       **review_violations(ctx.violations)},
+            "pointwise_rows": pointwise_rows,
+            "fpr_near": probe_facts(ctx.config),
+        },
+        warnings=warnings,
+        # a subtype with no released sample gets no config: datasets cannot read a zero-row
+        # file; its shortfall is in the allocation table instead
+        configs={config_name(st): f"data/{config_name(st)}" for st in SUBTYPES if rows[st]},
+        extra_configs=[{"config_name": "pointwise", "data_files": [
+            {"split": ctx.splits[0], "path": f"pointwise/*/{ctx.splits[0]}-*.parquet"}]}],
+        card_sections=alloc_lines + probe_card_lines(ctx.config) + pw_lines,
+        summary_lines=[f"pointwise rows: {pointwise_rows}"],
+    )
+    if TRAIN_SPLIT in ctx.splits:
+        train_sources, train_videos = release_sources(ctx, TRAIN_SPLIT)
+        train_finalize(ctx, counts, fin, train_sources, train_videos, REPO)
+    return fin
