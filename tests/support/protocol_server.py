@@ -16,7 +16,9 @@ a delay — a client timeout), :class:`RawBody` (HTTP 200 with a given body, by 
 :class:`EmptyBody`
 (``{}``: no choices / candidates) and :class:`Reply` (a fixed answer text, e.g. a wrong letter or
 JSON that does not follow the schema). Every request is recorded (:class:`Call`), and so is the
-largest number handled at one time (``max_in_flight``).
+largest number handled at one time (``max_in_flight``). ``latency_s`` is a fixed latency: the
+answer leaves ``latency_s`` after the request line arrived (the server's own parsing counts
+towards it), status line, headers and body in one write (two writes woke the client twice).
 
 stdlib ``ThreadingHTTPServer`` on 127.0.0.1, free port, background thread; HTTP/1.1 keep-alive,
 ``TCP_NODELAY`` (without it Nagle plus delayed ACK add ~40 ms per response) and a listen backlog
@@ -157,6 +159,11 @@ class ProtocolServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return
 
+            def parse_request(self) -> bool:
+                # the request line has just been read: the latency counts from here
+                self.arrived = time.monotonic()
+                return super().parse_request()
+
             def do_POST(self) -> None:  # noqa: N802 (stdlib naming)
                 with server._lock:
                     server._in_flight += 1
@@ -250,8 +257,9 @@ class ProtocolServer:
             call.answer = answer if isinstance(answer, str) else json.dumps(answer)
         with self._lock:
             self.requests.append(call)
-        if self.latency_s:
-            time.sleep(self.latency_s)
+        if self.latency_s:  # the answer leaves latency_s after the request arrived, parsing included
+            spent = time.monotonic() - getattr(h, "arrived", time.monotonic())
+            time.sleep(max(0.0, self.latency_s - spent))
         if isinstance(fault, Hang):
             time.sleep(fault.seconds)
             call.answer = _text(self.answer(call))
@@ -272,14 +280,12 @@ def _text(answer: str | dict[str, Any]) -> str:
 
 def _send(h: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None
           ) -> None:
-    try:
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json; charset=UTF-8")
-        h.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(body)
+    reason = h.responses.get(status, ("",))[0]
+    lines = [f"{h.protocol_version} {status} {reason}", f"Server: {h.version_string()}",
+             f"Date: {h.date_time_string()}", "Content-Type: application/json; charset=UTF-8",
+             f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    try:  # one write: status line, headers and body leave in one segment, as from a real server
+        h.wfile.write("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + body)
         h.wfile.flush()
     except (BrokenPipeError, ConnectionResetError):
         pass  # the client gave up (a Hang longer than its timeout)
