@@ -31,7 +31,11 @@ from pipelines.common.benchmark import Benchmark
 PIPELINES = Path(__file__).resolve().parent
 # every folder of pipelines/ with a build.py is a benchmark (its Benchmark instance is imported on
 # use: each pulls in its own dependencies), so a new benchmark folder needs no line here
-BENCHMARKS = sorted(p.parent.name for p in PIPELINES.glob("*/build.py"))
+def discover(root: Path) -> list[str]:
+    return sorted(p.parent.name for p in root.glob("*/build.py"))
+
+
+BENCHMARKS = discover(PIPELINES)
 
 
 def benchmark(name: str) -> Benchmark:
