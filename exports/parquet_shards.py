@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from core.blobs import BlobRef
+from core.memory import release_memory
 from core.seeding import id_hash
 from schemas.core import RecordSchema
 
@@ -138,12 +139,17 @@ def write_rows(rows: list[dict[str, Any]], schema: RecordSchema, fh: BinaryIO) -
     per_row = max(1, sum(record_bytes(r) for r in rows) // max(1, len(rows)))
     group = max(1, MAX_ROW_GROUP_BYTES // per_row)
     sink = _HashingSink(fh)
+    release_memory()  # what the process freed before (the data-plane buffers of its input)
     writer = pq.ParquetWriter(sink, arrow_schema, compression="zstd", write_statistics=True,
                               store_schema=True)
     try:
         for start in range(0, max(len(rows), 1), group):  # an empty table is one empty row group
-            chunk = [_with_bytes(r) for r in rows[start:start + group]]
-            writer.write_table(pa.Table.from_pylist(chunk, schema=arrow_schema), row_group_size=group)
+            # the frames' Python bytes are dropped as soon as Arrow holds them, before encoding
+            table = pa.Table.from_pylist([_with_bytes(r) for r in rows[start:start + group]],
+                                         schema=arrow_schema)
+            writer.write_table(table, row_group_size=group)
+            del table
+            release_memory()  # its copies of the frames (core/memory.py)
     finally:
         writer.close()
     return {"rows": len(rows), "bytes": sink.size, "sha256": sink.digest.hexdigest()}

@@ -10,6 +10,7 @@ from pathlib import Path
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
 
+from core.memory import bound_heap
 from core.progress import progress_board
 
 
@@ -48,6 +49,9 @@ if not any(isinstance(f, _DropWorkerStartupNoise) for f in _RELAY.filters):
 def run_pipeline(add_steps: Callable[[beam.Pipeline], None], beam_args: list[str],
                  progress_dir: Path) -> None:
     """Build the pipeline with ``add_steps`` and run it to completion, with one progress line
-    per stage on the console (workers report into ``progress_dir``)."""
+    per stage on the console (workers report into ``progress_dir``). The heap is bounded first
+    (:func:`core.memory.bound_heap`), here and in the worker processes the runner starts, so
+    memory does not keep the high-water mark of every buffer the build moved."""
+    bound_heap()
     with progress_board(progress_dir), beam.Pipeline(options=beam_options(beam_args)) as p:
         add_steps(p)
