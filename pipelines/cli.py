@@ -29,9 +29,11 @@ from pathlib import Path
 from pipelines.common.benchmark import Benchmark
 
 PIPELINES = Path(__file__).resolve().parent
-# every folder of pipelines/ with a build.py is a benchmark (its Benchmark instance is imported on
-# use: each pulls in its own dependencies), so a new benchmark folder needs no line here
+
+
 def discover(root: Path) -> list[str]:
+    """Every folder of ``root`` with a ``build.py`` is a benchmark, so a new benchmark folder
+    needs no line here; its Benchmark is imported on use (each pulls in its own dependencies)."""
     return sorted(p.parent.name for p in root.glob("*/build.py"))
 
 

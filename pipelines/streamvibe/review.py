@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from typing import Any
 from annotation.routing import Candidate
 from core.files import canonical_json, content_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
+from pipelines.streamvibe.training import is_train
+from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
 
 REVIEW_KEYS = ("id", "subtype", "task", "source_collection", "source_video_id", "source_file",
                "video_sha256", "duration_s", "intents", "transitions")
@@ -164,11 +167,8 @@ def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Pa
 def pending_review(ctx: BuildContext) -> PendingReview:
     """The pending-review state's candidates, push units (with browser-playable videos unless
     ``--no-review-media``) and status facts, the training split's candidates included."""
-    import tempfile
-
+    # the driver side only: the pipeline's workers import this module too
     from pipelines.streamvibe.release import release_sources
-    from pipelines.streamvibe.training import is_train
-    from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
 
     cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
     units = [to_routing_candidate(c) for c in cands]
