@@ -12,6 +12,11 @@ each at 1×; with the threshold fixed and written row groups released, 446 / 471
 
 * :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off) in
   this process, and in the environment so the worker processes a local runner starts inherit it.
+  It raises glibc's trim threshold with it: fixing the mmap threshold also freezes the trim
+  threshold at 128 KiB, and then every free at the top of the heap gave pages back that the
+  next allocation faulted in again — 7.5 M page faults and 15 s of system time in the workers of
+  a 100× two-worker build, 1.6 M and 7 s with 64 MiB. Memory still goes back at once where it
+  matters: large buffers are mapped, and :func:`release_memory` trims after each row group.
 * :func:`release_memory` returns what Arrow's pool and glibc's heap hold free to the system —
   called after each Parquet row group is written.
 
@@ -26,8 +31,10 @@ import os
 from typing import Any
 
 MMAP_THRESHOLD = 128 * 1024  # glibc's default starting value, kept fixed
-_M_MMAP_THRESHOLD = -3  # mallopt parameter (malloc.h)
+TRIM_THRESHOLD = 64 * 1024 * 1024  # free top-of-heap bytes kept before glibc gives them back
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 ENV = "MALLOC_MMAP_THRESHOLD_"  # glibc's environment alias of glibc.malloc.mmap_threshold
+TRIM_ENV = "MALLOC_TRIM_THRESHOLD_"  # ... and of glibc.malloc.trim_threshold
 
 
 def _glibc() -> Any | None:
@@ -43,14 +50,19 @@ _LIBC = _glibc()
 
 
 def bound_heap() -> bool:
-    """Fix the mmap threshold at :data:`MMAP_THRESHOLD` in this process and (unless the user set
-    it) in the environment worker processes inherit; True when this process applied it. Buffers
-    at or above the threshold are mapped and unmapped on their own, so freeing one gives its
-    memory back at once."""
+    """Fix the mmap threshold at :data:`MMAP_THRESHOLD` and the trim threshold at
+    :data:`TRIM_THRESHOLD` in this process and (unless the user set them) in the environment
+    worker processes inherit; True when this process applied both. Buffers at or above the mmap
+    threshold are mapped and unmapped on their own, so freeing one gives its memory back at
+    once."""
     if _LIBC is None:
         return False
-    os.environ.setdefault(ENV, str(MMAP_THRESHOLD))
-    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, int(os.environ[ENV])))
+    applied = True
+    for env, default, param in ((ENV, MMAP_THRESHOLD, _M_MMAP_THRESHOLD),
+                                (TRIM_ENV, TRIM_THRESHOLD, _M_TRIM_THRESHOLD)):
+        os.environ.setdefault(env, str(default))
+        applied = bool(_LIBC.mallopt(param, int(os.environ[env]))) and applied
+    return applied
 
 
 def release_memory() -> None:
