@@ -9,6 +9,11 @@ carries a :class:`BlobRef` (a few dozen bytes) in place of the bytes. The Parque
 the bytes back when it writes a row group (``exports.parquet_shards``); anything that needs the
 pixels before that (a model probe, a review copy) calls :func:`resolve`.
 
+The store also keeps the proof that stored bytes decode: a reader that decoded a frame's exact
+bytes in full (``core.media.images.decode_image``) stores it with ``decoded=True``, each bundle's
+such digests are written as one list file, and the release gate (``exports.integrity``) checks a
+frame whose sha256 is in :func:`decoded_digests` without decoding it a second time.
+
 Files go through Beam's file systems, so the store works wherever the staging folder is
 (local disk, GCS, S3, HDFS) for every runner that can reach it.
 """
@@ -22,6 +27,13 @@ from dataclasses import dataclass
 from apache_beam.io.filesystems import FileSystems
 
 HEAD_BYTES = 16  # kept in the reference: enough to tell the format (PNG / JPEG magic)
+DECODED_LIST = "decoded-{}.txt"  # one per bundle: sha256 digests of bytes decoded in full
+
+
+def blob_root(staging: str) -> str:
+    """Where a build keeps its blobs: inside the staging folder's ``_build``, which the driver
+    removes before it publishes."""
+    return f"{staging}/_build/blobs"
 
 
 @dataclass(frozen=True)
@@ -55,20 +67,18 @@ class BlobStore:
     def __init__(self, root: str) -> None:
         self.root = root
         self._made: set[str] = set()
+        self._decoded: set[str] = set()
 
-    def put(self, data: bytes) -> BlobRef:
+    def put(self, data: bytes, *, decoded: bool = False) -> BlobRef:
+        """Store ``data`` once; ``decoded`` says these exact bytes were just decoded in full, which
+        :meth:`flush_decoded` records for the release gate."""
         digest = hashlib.sha256(data).hexdigest()
+        if decoded:
+            self._decoded.add(digest)
         ref = BlobRef(self.root, digest, len(data), bytes(data[:HEAD_BYTES]))
         path = ref.path
         if not FileSystems.exists(path):
-            parent = FileSystems.join(self.root, digest[:2])
-            if parent not in self._made:
-                try:
-                    FileSystems.mkdirs(parent)
-                except OSError:  # Beam's error when it exists (another worker made it first)
-                    if not FileSystems.exists(parent):
-                        raise
-                self._made.add(parent)
+            self._mkdirs(FileSystems.join(self.root, digest[:2]))
             # written under a unique name, then renamed: a retried or concurrent writer of the
             # same bytes never exposes a half-written blob
             tmp = f"{path}.{uuid.uuid4().hex}.tmp"
@@ -76,6 +86,39 @@ class BlobStore:
                 fh.write(data)
             FileSystems.rename([tmp], [path])
         return ref
+
+    def _mkdirs(self, folder: str) -> None:
+        if folder in self._made:
+            return
+        try:
+            FileSystems.mkdirs(folder)
+        except OSError:  # Beam's error when it exists (another worker made it first)
+            if not FileSystems.exists(folder):
+                raise
+        self._made.add(folder)
+
+    def flush_decoded(self) -> None:
+        """Write the digests put with ``decoded=True`` since the last flush as one list file
+        (called at the end of each bundle: one small file per bundle, not one per frame). A
+        retried bundle writes its list again under another name; the union is the same."""
+        if not self._decoded:
+            return
+        self._mkdirs(self.root)
+        path = FileSystems.join(self.root, DECODED_LIST.format(uuid.uuid4().hex))
+        with FileSystems.create(f"{path}.tmp") as fh:
+            fh.write("".join(f"{d}\n" for d in sorted(self._decoded)).encode())
+        FileSystems.rename([f"{path}.tmp"], [path])
+        self._decoded.clear()
+
+
+def decoded_digests(root: str) -> frozenset[str]:
+    """sha256 digests of every blob stored under ``root`` with ``decoded=True``."""
+    pattern = FileSystems.join(root, DECODED_LIST.format("*"))
+    digests: set[str] = set()
+    for meta in FileSystems.match([pattern])[0].metadata_list:
+        with FileSystems.open(meta.path) as fh:
+            digests.update(fh.read().decode().split())
+    return frozenset(digests)
 
 
 def resolve(value: bytes | BlobRef) -> bytes:

@@ -10,17 +10,24 @@ the gate (``benchforge check`` and every build before it publishes) also runs th
   and immutable once published: nothing may be added to it afterwards);
 * :func:`decode_media` — every image embedded in a Parquet file (any column whose Hugging Face
   feature is ``Image``, at any depth of lists and structs) and every image or video file of the
-  release is decoded in full, as ``datasets`` or a player would.
+  release is decoded in full, as ``datasets`` or a player would. The one exception is the build's
+  own gate: an embedded image whose sha256 is among the bytes the build already decoded in full
+  while loading them (``core.blobs.decoded_digests``) is checked without decoding it a second
+  time — its header and format are still read — and counted as *proven*. Decoding is a function
+  of the bytes, so identical bytes decode again; ``benchforge check`` has no such record and
+  decodes everything.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -164,21 +171,35 @@ def _windows(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
         yield window
 
 
-def _decode_embedded(item: tuple[str, Any]) -> str | None:
-    """None when the embedded image decodes (with its stored ``path``), else the reason."""
+@dataclass
+class MediaCheck:
+    """What :func:`decode_media` found: ``decoded`` media decode (``proven`` of them are embedded
+    images identical to bytes the build decoded in full while loading, not decoded again)."""
+
+    decoded: int = 0
+    proven: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _decode_embedded(item: tuple[str, Any], proven: Collection[str] = ()) -> str | None:
+    """None when the embedded image decodes (with its stored ``path``), "proven" when its bytes
+    are among ``proven`` and its header and format check out, else the reason."""
     where, image = item
+    data = (image or {}).get("bytes") or b""
+    known = bool(proven) and hashlib.sha256(data).hexdigest() in proven
     try:
-        verify_image((image or {}).get("bytes") or b"", (image or {}).get("path") or where, field=where)
-        return None
+        verify_image(data, (image or {}).get("path") or where, field=where, full=not known)
+        return "proven" if known else None
     except BadInput as err:
         return f"{where}: {err.reason}"
 
 
-def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1
-                 ) -> tuple[int, list[Problem]]:
-    """Decode every embedded image and every image / video file the manifest lists; returns
-    (media decoded, problems). An embedded image is decoded with its stored ``path``, so bytes
-    of another format than its name says fail too.
+def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
+                 proven: Collection[str] = frozenset()) -> MediaCheck:
+    """Decode every embedded image and every image / video file the manifest lists. An embedded
+    image is decoded with its stored ``path``, so bytes of another format than its name says
+    fail too; one whose sha256 is in ``proven`` (bytes the build decoded in full while loading)
+    has its header and format checked and is not decoded again.
 
     ``threads`` > 1 decodes embedded images in a thread pool (Pillow releases the GIL while it
     decodes): this decode is most of the gate's time, and the gate runs after the pipeline, so
@@ -186,7 +207,8 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1
     files' order, so the report does not depend on ``threads``."""
     from core.media.video import probe_video
 
-    decoded, problems = 0, []
+    found = MediaCheck()
+    check_embedded = partial(_decode_embedded, proven=proven)
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
         run = pool.map if pool is not None else map
         for f in listed:
@@ -198,17 +220,20 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1
             try:
                 if ext == ".parquet":
                     for window in _windows(_parquet_images(path), DECODE_WINDOW):
-                        reasons = list(run(_decode_embedded, window))
-                        decoded += reasons.count(None)
-                        problems += [Problem("decode", rel, r) for r in reasons if r is not None]
+                        reasons = list(run(check_embedded, window))
+                        found.proven += reasons.count("proven")
+                        found.decoded += reasons.count(None) + reasons.count("proven")
+                        found.problems += [Problem("decode", rel, r) for r in reasons
+                                           if r not in (None, "proven")]
                 elif ext in EXTENSION_FORMATS:
                     verify_image(path.read_bytes(), rel)
-                    decoded += 1
+                    found.decoded += 1
                 elif ext in VIDEO_EXTENSIONS:
                     probe_video(path, source_file=rel)
-                    decoded += 1
+                    found.decoded += 1
             except BadInput as err:
-                problems.append(Problem("decode", rel, err.reason))
+                found.problems.append(Problem("decode", rel, err.reason))
             except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
-                problems.append(Problem("decode", rel, f"unreadable: {type(exc).__name__}: {exc}"))
-    return decoded, problems
+                found.problems.append(Problem("decode", rel,
+                                              f"unreadable: {type(exc).__name__}: {exc}"))
+    return found

@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,16 @@ class QualityReport:
     reports: Path  # folder of data_quality.md / .json / .html
     problems: list[Problem] = field(default_factory=list)  # files and media (exports.integrity)
     files_checked: int = 0
-    media_decoded: int = 0
+    media_decoded: int = 0  # media that decode, ``media_proven`` included
+    media_proven: int = 0  # embedded images identical to bytes the build decoded while loading
+
+    @property
+    def media_summary(self) -> str:
+        """How many media decode, and how many of them were proven rather than decoded here."""
+        if not self.media_proven:
+            return f"{self.media_decoded} images / media decoded"
+        return (f"{self.media_decoded} images / media decode ({self.media_proven} of them "
+                "identical to bytes the build decoded in full while loading them)")
 
     @property
     def success(self) -> bool:
@@ -104,14 +113,16 @@ def _columns(kwargs: dict[str, Any]) -> str:
 
 
 def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[[], list[Suite]],
-                  reports: Path, *, label: Path, threads: int = 1) -> QualityReport:
+                  reports: Path, *, label: Path, threads: int = 1,
+                  proven: Collection[str] = frozenset()) -> QualityReport:
     """The whole gate on a (staged or published) release: ``listed`` is the manifest's ``files``;
     ``suites`` builds the expectations' dataframes (called after the byte checks — a release whose
     files cannot even be read fails with that finding instead of a traceback); ``threads`` decode
-    the embedded images (:func:`exports.integrity.decode_media`)."""
+    the embedded images, except those whose sha256 is in ``proven``
+    (:func:`exports.integrity.decode_media`)."""
     problems = verify_files(release, listed)
-    decoded, bad_media = decode_media(release, listed, threads)
-    problems += bad_media
+    media = decode_media(release, listed, threads, proven)
+    problems += media.problems
     try:
         built = suites()
     except Exception as exc:  # noqa: BLE001 - any failure to read the release fails the gate
@@ -119,7 +130,8 @@ def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[
                                                         f"{type(exc).__name__}: {exc}"))
         built = []
     checks, rows = expectations(built)
-    report = QualityReport(label, rows, checks, reports, problems, len(listed), decoded)
+    report = QualityReport(label, rows, checks, reports, problems, len(listed), media.decoded,
+                           media.proven)
     write_reports(report)
     return report
 
@@ -186,7 +198,7 @@ def write_reports(report: QualityReport) -> None:
         "",
         f"Release: `{report.release}` — {report.rows} rows, "
         f"{passed}/{len(report.checks)} expectations passed; {report.files_checked} files checked "
-        f"against the manifest, {report.media_decoded} images / media decoded, "
+        f"against the manifest, {report.media_summary}, "
         f"{len(report.problems)} file problems.",
         "",
     ]
@@ -203,7 +215,7 @@ def write_reports(report: QualityReport) -> None:
     report.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (report.reports / "data_quality.json").write_text(json.dumps({
         "success": report.success, "rows": report.rows, "files_checked": report.files_checked,
-        "media_decoded": report.media_decoded,
+        "media_decoded": report.media_decoded, "media_proven": report.media_proven,
         "problems": [p.__dict__ for p in report.problems],
         "checks": [c.__dict__ for c in report.checks]}, indent=2, default=str) + "\n",
         encoding="utf-8")
@@ -247,7 +259,7 @@ def render_html(report: QualityReport) -> str:
         f"<p>Release <code>{e(str(report.release))}</code>: {report.rows} rows; "
         f"<strong>{passed}/{len(report.checks)}</strong> expectations passed; "
         f"{report.files_checked} files checked against the manifest (size, sha256, rows); "
-        f"{report.media_decoded} images / media decoded; {len(report.problems)} file problems.</p>"
+        f"{e(report.media_summary)}; {len(report.problems)} file problems.</p>"
         f"<h2>Files and media</h2>{problems}"
         "<h2>Expectations</h2><table id=\"expectations\"><tr><th>status</th><th>suite</th>"
         "<th>check</th><th>expectation</th><th>column(s)</th><th>unexpected</th><th>examples</th>"

@@ -80,8 +80,8 @@ def check(argv: list[str]) -> int:
     passed = len(report.checks) - len(report.failed)
     print(f"{'PASSED' if report.success else 'FAILED'}: {passed}/{len(report.checks)} expectations "
           f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}; "
-          f"{report.files_checked} files checked against the manifest, {report.media_decoded} "
-          f"images / media decoded, {len(report.problems)} file problems")
+          f"{report.files_checked} files checked against the manifest, {report.media_summary}, "
+          f"{len(report.problems)} file problems")
     for p in report.problems:
         print(f"  FAIL file {p.path} [{p.check}]: {p.detail}")
     for c in report.failed:

@@ -34,6 +34,9 @@ class Frame:
 
     data: bytes | BlobRef  # PNG or JPEG bytes; a reference once stored (pipelines keep no bytes)
     source: str  # relative source path, plus the operation applied, e.g. "a.jpg#crop(0,0,10,10)"
+    # these exact bytes were decoded in full while loading (a source file kept as it is), so the
+    # release gate need not decode them again (core.blobs.BlobStore.put)
+    decoded: bool = False
 
 
 @dataclass(frozen=True)

@@ -99,11 +99,13 @@ class _Load(beam.DoFn):
             progress.tally(stage, total=total, rejected=1)
             yield TaggedOutput(REJECTED, reader.rejection(err, item_id=ref.source_id))
             return
-        item.frames = [Frame(self.store.put(f.data), f.source) for f in item.frames]
+        item.frames = [Frame(self.store.put(f.data, decoded=f.decoded), f.source)
+                       for f in item.frames]
         progress.tally(stage, total=total)
         yield item
 
     def finish_bundle(self) -> None:
+        self.store.flush_decoded()
         progress.flush()
 
 

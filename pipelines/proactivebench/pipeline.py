@@ -14,6 +14,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import AsDict, TaggedOutput
 
+from core.blobs import blob_root
 from core.errors import BadInput, Rejection
 from core.seeding import seed_bytes
 from pipelines.common.progress import ReportProgress
@@ -201,7 +202,7 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
     source's label set, read before the build (:func:`pipelines.common.sources.preflight`).
     Returns the loaded source items, which a training split is held out from
     (:class:`pipelines.proactivebench.train_pipeline.BuildTrainingSplit`)."""
-    blobs = f"{cfg.staging}/_build/blobs"
+    blobs = blob_root(cfg.staging)
     read = p | "ReadSources" >> ReadSources(readers, blobs)
     items = read["items"]
     rejected_all = [read["listing_rejected"], read["load_rejected"]]

@@ -27,6 +27,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import AsDict, TaggedOutput
 
+from core.blobs import blob_root
 from core.errors import BadInput, Rejection
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
@@ -128,7 +129,7 @@ class BuildTrainingSplit(beam.PTransform):
 
     def expand(self, evaluation_items):
         cfg, p = self.cfg, evaluation_items.pipeline
-        staging, blobs = cfg.staging, f"{cfg.staging}/_build/blobs"
+        staging, blobs = cfg.staging, blob_root(cfg.staging)
         envs = frozenset(self.readers)
         held = (
             evaluation_items

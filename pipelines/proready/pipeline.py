@@ -23,6 +23,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from clients import ModelClient
+from core.blobs import blob_root
 from pipelines.common.progress import ReportProgress
 from pipelines.common.sources import SourceItem
 from pipelines.common.transforms import (
@@ -133,7 +134,7 @@ class ReviewGate(beam.DoFn):
 def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig) -> None:
     """Add the build to ``p``; outputs land under ``cfg.staging``: the candidates (pending review)
     or, with decisions, the released items per task type."""
-    read = p | "ReadVideos" >> ReadSources({reader.environment: reader}, f"{cfg.staging}/_build/blobs")
+    read = p | "ReadVideos" >> ReadSources({reader.environment: reader}, blob_root(cfg.staging))
     built = read["items"] | "BuildCandidates" >> beam.ParDo(BuildCandidates(cfg.generation)).with_outputs(
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )

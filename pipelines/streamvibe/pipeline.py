@@ -30,7 +30,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 
-from core.blobs import BlobStore
+from core.blobs import BlobStore, blob_root
 from core.errors import BadInput, Rejection
 from core.files import canonical_json
 from pipelines.common.progress import ReportProgress
@@ -375,7 +375,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         | "VideoPaths" >> beam.Map(lambda x: (_pair_key(x), x["video"]))
         | "DistinctVideos" >> beam.Distinct()
         | "SpreadVideos" >> beam.Reshuffle()
-        | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames, f"{cfg.staging}/_build/blobs"))
+        | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames, blob_root(cfg.staging)))
     )
     joined = (
         {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (_pair_key(x), x)), "video": videos}

@@ -8,11 +8,13 @@ the manifest's sha256. Each case here is a release made in the test and broken o
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 
 from exports.integrity import decode_media, verify_files
 from exports.release import file_inventory
@@ -51,11 +53,47 @@ def check(release: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 def test_a_good_release_decodes_every_frame(release: Path, capsys) -> None:
     listed = json.loads((release / "manifest.json").read_text())["files"]
     assert verify_files(release, listed) == []
-    decoded, problems = decode_media(release, listed)
+    media = decode_media(release, listed)
     n_frames = sum(len(r["frames"]) for f in listed for r in pq.read_table(release / f["path"]).to_pylist())
-    assert problems == [] and decoded == n_frames > 9
+    assert media.problems == [] and media.decoded == n_frames > 9 and media.proven == 0
     code, out = check(release, capsys)
-    assert code == 0 and f"{decoded} images / media decoded" in out
+    assert code == 0 and f"{media.decoded} images / media decoded" in out
+
+
+def frame_digests(release: Path) -> list[str]:
+    return [hashlib.sha256(f["bytes"]).hexdigest() for p in sorted(release.rglob("*.parquet"))
+            for r in pq.read_table(p).to_pylist() for f in r["frames"]]
+
+
+def test_proven_bytes_are_not_decoded_again_but_other_bytes_are(release: Path) -> None:
+    """A proof covers bytes, not a place: a truncated JPEG written where a proven frame was is
+    decoded in full (its header still reads, its scan data fails), and a proven frame under a
+    name of another format still fails its header check."""
+    proven = frozenset(frame_digests(release))
+    media = decode_media(release, file_inventory(release), proven=proven)
+    assert media.problems == [] and media.proven == media.decoded == len(proven) > 9
+    coco = next((release / "data" / "coco").glob("*.parquet"))
+    table = pq.read_table(coco)
+    rows = table.to_pylist()
+    whole = rows[0]["frames"][0]["bytes"]
+    rows[0]["frames"][0]["bytes"] = truncated = whole[: len(whole) // 2]
+    Image.open(io.BytesIO(truncated))  # the header still reads: only a full decode fails
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), coco)
+    rod = next((release / "data" / "rod").glob("*.parquet"))
+    table = pq.read_table(rod)
+    rows = table.to_pylist()
+    rows[0]["frames"][0]["path"] = rows[0]["frames"][0]["path"].replace(".png", ".jpg")  # PNG bytes
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), rod)
+    listed = file_inventory(release)
+    media = decode_media(release, listed, proven=proven)
+    found = sorted((p.path.split("/")[1], p.detail) for p in media.problems)
+    assert [env for env, _ in found] == ["coco", "rod"]
+    assert "frames[0]: cannot decode image: " in found[0][1] and "truncated" in found[0][1]
+    assert "the content is PNG, but the extension .jpg names JPEG" in found[1][1]
+    assert media.proven == media.decoded == len(proven) - 2
+    # what spared the decode is the proof alone: listed as proven, the same bytes pass
+    spared = decode_media(release, listed, proven=proven | {hashlib.sha256(truncated).hexdigest()})
+    assert [p.path.split("/")[1] for p in spared.problems] == ["rod"]
 
 
 def test_garbage_frame_bytes_fail_the_sha256_check(release: Path, capsys) -> None:
@@ -83,7 +121,7 @@ def test_decoding_with_threads_reports_the_same_problems_in_the_same_order(relea
         garble_frame(release, env)
     listed = file_inventory(release)
     one = decode_media(release, listed, threads=1)
-    assert len(one[1]) == 2 and one[0] > 9
+    assert len(one.problems) == 2 and one.decoded > 9
     assert decode_media(release, listed, threads=3) == one
 
 
@@ -115,7 +153,7 @@ def test_a_broken_image_file_in_the_release_fails(release: Path) -> None:
     (release / "reports").mkdir()
     (release / "reports" / "counts.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
     listed = file_inventory(release)
-    decoded, problems = decode_media(release, listed)
+    problems = decode_media(release, listed).problems
     assert [(p.check, p.path) for p in problems] == [("decode", "reports/counts.png")]
 
 

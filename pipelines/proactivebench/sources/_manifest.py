@@ -238,7 +238,7 @@ class ManifestReader(SourceReader):
                 data = self.read_bytes(rel, field=f"frames[{i}]")
                 out, op = passthrough_or_png(data, rel, field=f"frames[{i}]")
                 files.append((rel, sha256_hex(data)))
-                frames.append(Frame(out, f"{rel}#{op}" if op else rel))
+                frames.append(Frame(out, f"{rel}#{op}" if op else rel, decoded=not op))
         fields = self.build(ref, frames)
         return SourceItem(environment=self.environment, source_id=ref.source_id, frames=frames,
                           source_files=sorted(set(files)), notes=notes, **fields)

@@ -289,7 +289,7 @@ class ImageNetCReader(SourceReader):
         for sev, rel in zip(SEVERITIES, ref.payload["files"], strict=True):
             data = self.read_bytes(rel, field=f"severity {sev}")
             out, op = passthrough_or_png(data, rel, field=f"severity {sev}")
-            frames.append(Frame(out, f"{rel}#{op}" if op else rel))
+            frames.append(Frame(out, f"{rel}#{op}" if op else rel, decoded=not op))
             files.append((rel, sha256_hex(data)))
         return frames, files
 

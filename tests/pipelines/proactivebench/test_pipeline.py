@@ -79,6 +79,7 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
         assert hashlib.sha256(data).hexdigest() == f["sha256"]
     assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("data/")) == 36
     assert manifest["quality"]["success"] and manifest["quality"]["media_decoded"] > 36
+
     # tree.avi (VSOD) holds fewer frames than its header counts, over a complete timeline: kept,
     # and the manifest says so
     assert manifest["sources"]["vsod"]["notes"] == [
@@ -88,6 +89,29 @@ def test_demo_release_counts_add_up_and_everything_is_kept(release):
     assert "leak filter" in card and "NOT applied" in card
     assert "config_name: coco" in card and "config_name: all" in card
     assert (release / "reports" / "counts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_gate_skips_exactly_the_frames_decoded_while_loading(corpus, release):
+    """Frames kept as the source file's own bytes were decoded in full by their reader; the
+    build's gate checks them without decoding again (exports/integrity.py). They are exactly the
+    embedded frames identical to a source image file; crops, video frames, strokes and PNG
+    re-encodings are decoded by the gate."""
+    import pyarrow.parquet as pq
+
+    sources = {hashlib.sha256(p.read_bytes()).hexdigest() for p in corpus.rglob("*")
+               if p.suffix.lower() in {".jpg", ".jpeg", ".png"}}
+    frames = [f["bytes"] for p in release.rglob("*.parquet")
+              if "frames" in pq.read_schema(p).names
+              for row in pq.read_table(p, columns=["frames"]).column("frames").to_pylist()
+              for f in row or []]
+    identical = sum(hashlib.sha256(b).hexdigest() in sources for b in frames)
+    quality = json.loads((release / "manifest.json").read_text())["quality"]
+    assert 0 < identical < len(frames)
+    assert quality["media_proven"] == identical
+    assert quality["media_decoded"] == len(frames) + 1  # and reports/counts.png
+    summary = (release / "reports" / "data_quality.md").read_text()
+    assert f"{len(frames) + 1} images / media decode ({identical} of them identical to bytes" \
+        in summary
 
 
 def test_rebuild_two_workers_and_a_portable_runner_are_byte_identical(corpus, release, tmp_path):
@@ -104,6 +128,10 @@ def test_rebuild_two_workers_and_a_portable_runner_are_byte_identical(corpus, re
     assert parquet_digests(again) == reference
     assert parquet_digests(two) == reference
     assert parquet_digests(portable) == reference
+    # every worker's proof that it decoded a frame reaches the gate (core.blobs.decoded_digests)
+    quality = [json.loads((r / "manifest.json").read_text())["quality"]
+               for r in (release, again, two, portable)]
+    assert quality[0]["media_proven"] > 0 and all(q == quality[0] for q in quality)
 
 
 def test_datasets_decodes_frames_without_a_cast(release, monkeypatch):
