@@ -181,15 +181,19 @@ class MediaCheck:
     problems: list[Problem] = field(default_factory=list)
 
 
+PROVEN = "proven"  # _decode_embedded's answer for bytes checked by header against a proof
+
+
 def _decode_embedded(item: tuple[str, Any], proven: Collection[str] = ()) -> str | None:
-    """None when the embedded image decodes (with its stored ``path``), "proven" when its bytes
-    are among ``proven`` and its header and format check out, else the reason."""
+    """None when the embedded image decodes (with its stored ``path``), :data:`PROVEN` when its
+    bytes are among ``proven`` and its header and format check out, else the reason."""
     where, image = item
-    data = (image or {}).get("bytes") or b""
+    image = image or {}
+    data = image.get("bytes") or b""
     known = bool(proven) and hashlib.sha256(data).hexdigest() in proven
     try:
-        verify_image(data, (image or {}).get("path") or where, field=where, full=not known)
-        return "proven" if known else None
+        verify_image(data, image.get("path") or where, field=where, full=not known)
+        return PROVEN if known else None
     except BadInput as err:
         return f"{where}: {err.reason}"
 
@@ -221,10 +225,10 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
                 if ext == ".parquet":
                     for window in _windows(_parquet_images(path), DECODE_WINDOW):
                         reasons = list(run(check_embedded, window))
-                        found.proven += reasons.count("proven")
-                        found.decoded += reasons.count(None) + reasons.count("proven")
-                        found.problems += [Problem("decode", rel, r) for r in reasons
-                                           if r not in (None, "proven")]
+                        bad = [r for r in reasons if r not in (None, PROVEN)]
+                        found.proven += reasons.count(PROVEN)
+                        found.decoded += len(reasons) - len(bad)
+                        found.problems += [Problem("decode", rel, r) for r in bad]
                 elif ext in EXTENSION_FORMATS:
                     verify_image(path.read_bytes(), rel)
                     found.decoded += 1

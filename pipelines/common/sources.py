@@ -26,6 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.blobs import BlobRef
 from core.errors import BadInput, Rejection
+from core.media.images import passthrough_or_png
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,13 @@ class Frame:
     # these exact bytes were decoded in full while loading (a source file kept as it is), so the
     # release gate need not decode them again (core.blobs.BlobStore.put)
     decoded: bool = False
+
+    @classmethod
+    def of_source_image(cls, data: bytes, rel: str, field: str) -> Frame:
+        """A source image file as a frame: its own bytes when it is PNG / JPEG (decoded in full
+        to check it, so ``decoded``), else re-encoded as PNG (``<rel>#png``)."""
+        out, op = passthrough_or_png(data, rel, field=field)
+        return cls(out, f"{rel}#{op}" if op else rel, decoded=not op)
 
 
 @dataclass(frozen=True)

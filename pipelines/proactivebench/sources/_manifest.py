@@ -23,7 +23,6 @@ from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from core.media.images import passthrough_or_png
 from core.media.video import causal_frames_bytes, reject_truncated
 from core.text import json_error, utf8_lines
 from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
@@ -236,9 +235,8 @@ class ManifestReader(SourceReader):
         else:
             for i, rel in enumerate(ref.payload["frames"]):
                 data = self.read_bytes(rel, field=f"frames[{i}]")
-                out, op = passthrough_or_png(data, rel, field=f"frames[{i}]")
                 files.append((rel, sha256_hex(data)))
-                frames.append(Frame(out, f"{rel}#{op}" if op else rel, decoded=not op))
+                frames.append(Frame.of_source_image(data, rel, field=f"frames[{i}]"))
         fields = self.build(ref, frames)
         return SourceItem(environment=self.environment, source_id=ref.source_id, frames=frames,
                           source_files=sorted(set(files)), notes=notes, **fields)

@@ -48,7 +48,6 @@ from core.media.images import (
     decode_image,
     encode_image,
     from_array,
-    passthrough_or_png,
     resize_short_edge,
     to_array,
 )
@@ -288,8 +287,7 @@ class ImageNetCReader(SourceReader):
         frames, files = [], []
         for sev, rel in zip(SEVERITIES, ref.payload["files"], strict=True):
             data = self.read_bytes(rel, field=f"severity {sev}")
-            out, op = passthrough_or_png(data, rel, field=f"severity {sev}")
-            frames.append(Frame(out, f"{rel}#{op}" if op else rel, decoded=not op))
+            frames.append(Frame.of_source_image(data, rel, field=f"severity {sev}"))
             files.append((rel, sha256_hex(data)))
         return frames, files
 
