@@ -10,17 +10,23 @@ workers (benchmarks/scale_proactivebench.py, docs/scaling.md): the driver grew f
 ~580 MB and each worker from ~330 to ~600 MB while the release was written, against ~300–360 MB
 each at 1×; with the threshold fixed and written row groups released, 446 / 471 / 523 MB.
 
-* :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off) in
-  this process, and in the environment so the worker processes a local runner starts inherit it.
+* :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off) and its
+  trim threshold in this process, and in the environment so the worker processes a local runner
+  starts inherit them.
 * :func:`release_memory` returns what Arrow's pool and glibc's heap hold free to the system —
   called after each Parquet row group is written.
 
-glibc's trim threshold stays at its default (128 KiB): fixing the mmap threshold freezes it there,
-and then frees at the top of the heap give back pages the next allocation faults in again. Set
-``MALLOC_TRIM_THRESHOLD_=67108864`` in the environment (the workers inherit it) to trade memory
-for time: in 100× two-worker builds taking turns with the default (docs/scaling.md) it cut the
-workers' system time from ~17 s to ~8 s and the build from 69–79 s to 64–67 s, but the peak
-rose from 1,368–1,388 MB to 1,487–1,497 MB — over 1.5× the 1× peak, so it is not the default.
+The values were chosen by measurement (docs/scaling.md). At glibc's starting values (128 KiB
+for both) the memory was flat, but every buffer over 128 KiB was mapped and zero-filled anew and
+every free at the top of a heap gave its pages back to be faulted in again: two workers spent
+~23 s of system time on page faults in a 100× build, against ~9 s for one. With the mmap
+threshold at 4 MiB and the trim threshold at 16 MiB, buffers up to a Parquet page or a frame
+are reused from the heap, while the multi-megabyte data-plane messages and row groups are still
+mapped on their own and a heap keeps at most 16 MiB free at its top. In 100× builds taking turns
+with the old values the workers' system time fell from ~23 s to ~8.5 s and two workers from
+81 s to 68–73 s; one worker was unchanged within noise. The peak of the tree at 100× stayed at
+1.38× the 1× peak. The environment variables (``MALLOC_MMAP_THRESHOLD_``,
+``MALLOC_TRIM_THRESHOLD_``) override either value.
 
 Both do nothing where the C library is not glibc (musl, macOS, Windows); neither changes a byte
 of what a build writes.
@@ -32,9 +38,11 @@ import ctypes
 import os
 from typing import Any
 
-MMAP_THRESHOLD = 128 * 1024  # glibc's default starting value, kept fixed
-_M_MMAP_THRESHOLD = -3  # mallopt parameter (malloc.h)
+MMAP_THRESHOLD = 4 * 1024 * 1024  # buffers this large or larger are mapped on their own
+TRIM_THRESHOLD = 16 * 1024 * 1024  # free memory a heap may keep at its top
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 ENV = "MALLOC_MMAP_THRESHOLD_"  # glibc's environment alias of glibc.malloc.mmap_threshold
+TRIM_ENV = "MALLOC_TRIM_THRESHOLD_"  # ... and of glibc.malloc.trim_threshold
 
 
 def _glibc() -> Any | None:
@@ -50,14 +58,18 @@ _LIBC = _glibc()
 
 
 def bound_heap() -> bool:
-    """Fix the mmap threshold at :data:`MMAP_THRESHOLD` in this process and (unless the user set
-    it) in the environment worker processes inherit; True when this process applied it. Buffers
-    at or above the threshold are mapped and unmapped on their own, so freeing one gives its
-    memory back at once."""
+    """Fix the mmap threshold at :data:`MMAP_THRESHOLD` and the trim threshold at
+    :data:`TRIM_THRESHOLD` in this process and (unless the user set them) in the environment
+    worker processes inherit; True when this process applied both. Buffers at or above the mmap
+    threshold are mapped and unmapped on their own, so freeing one gives its memory back at once;
+    a heap gives back what is free at its top beyond the trim threshold."""
     if _LIBC is None:
         return False
     os.environ.setdefault(ENV, str(MMAP_THRESHOLD))
-    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, int(os.environ[ENV])))
+    os.environ.setdefault(TRIM_ENV, str(TRIM_THRESHOLD))
+    mapped = _LIBC.mallopt(_M_MMAP_THRESHOLD, int(os.environ[ENV]))
+    trimmed = _LIBC.mallopt(_M_TRIM_THRESHOLD, int(os.environ[TRIM_ENV]))
+    return bool(mapped and trimmed)
 
 
 def release_memory() -> None:
