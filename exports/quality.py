@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +80,7 @@ class QualityReport:
     problems: list[Problem] = field(default_factory=list)  # files and media (exports.integrity)
     files_checked: int = 0
     media_decoded: int = 0  # media that decode, ``media_proven`` included
-    media_proven: int = 0  # embedded images identical to bytes the build decoded while loading
+    media_proven: int = 0  # embedded images identical to bytes the build decoded as it made them
 
     @property
     def media_summary(self) -> str:
@@ -87,7 +88,7 @@ class QualityReport:
         if not self.media_proven:
             return f"{self.media_decoded} images / media decoded"
         return (f"{self.media_decoded} images / media decode ({self.media_proven} of them "
-                "identical to bytes the build decoded in full while loading them)")
+                "identical to bytes the build decoded in full as it made them)")
 
     @property
     def success(self) -> bool:
@@ -104,6 +105,28 @@ class QualityReport:
     @property
     def failed(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.success]
+
+
+def import_in_background() -> threading.Thread:
+    """Import great-expectations (and matplotlib, for the counts plot) in a daemon thread.
+
+    Why: importing great-expectations takes ~3.6 s and the gate cannot start its expectations
+    without it; a driver whose pipeline runs in other processes (local workers, a distributed
+    runner) only waits meanwhile, so it imports then (measured: the gate's suites 4.1 s → 0.6 s
+    in a 100× two-worker build). It costs ~124 MB of the driver's memory while the pipeline
+    runs. An import the main thread starts meanwhile waits for this one (Python's per-module
+    import locks); a failure here surfaces again where the gate imports it."""
+    def load() -> None:
+        import great_expectations.expectations  # noqa: F401
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+        from great_expectations.checkpoint import Checkpoint  # noqa: F401
+
+    thread = threading.Thread(target=load, name="import-gate-modules", daemon=True)
+    thread.start()
+    return thread
 
 
 def _columns(kwargs: dict[str, Any]) -> str:

@@ -49,7 +49,7 @@ from core.blobs import blob_root, decoded_digests
 from exports.croissant import write_croissant
 from exports.dataset_card import render_card
 from exports.diff import card_lines, write_build_diff
-from exports.quality import QualityReport, check_release
+from exports.quality import QualityReport, check_release, import_in_background
 from exports.release import (
     SEMVER_HELP,
     ReleaseError,
@@ -67,7 +67,7 @@ from exports.release import (
     write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
-from pipelines.common.options import local_workers, run_pipeline
+from pipelines.common.options import local_workers, run_pipeline, runs_elsewhere
 from pipelines.common.transforms import FILTERED_INPUTS
 from pipelines.export_commands import citation
 from schemas.outcomes import FILTERED_INPUT, REJECTION
@@ -260,6 +260,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     with staging_dir(ctx.out_root, ctx.version) as staging:
         ctx.staging = staging
         print(f"[benchforge] {benchmark.describe(ctx)}", file=sys.stderr)
+        if runs_elsewhere(beam_args):  # this process only waits: load what the gate needs
+            import_in_background()
         run_pipeline(lambda p: benchmark.pipeline(p, ctx), beam_args, staging / "_build" / "progress")
         benchmark.after_pipeline(ctx)
         for split in ctx.splits[1:]:  # "nothing filtered / rejected" visible, as at the root
@@ -275,7 +277,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             return state
         for folder, schema in outcome_schemas(benchmark).items():
             write_empty_shards(staging, [folder], schema, folder)
-        files = file_inventory(staging)
+        hashes: dict[tuple[Any, ...], str] = {}  # file_inventory: each unchanged file hashed once
+        files = file_inventory(staging, hashes)
         check_rows(benchmark, counts, files)
         check_approved(benchmark, counts)
         (staging / "reports").mkdir(exist_ok=True)
@@ -289,7 +292,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         shutil.rmtree(staging / "_build")
         warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
                                                            for e in empty]
-        manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging), fin,
+        manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging, hashes), fin,
                                      warnings)
         previous = previous_release(ctx.out_root, ctx.version)
         (staging / "README.md").write_text(render_card(
@@ -299,13 +302,13 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             files=manifest["files"], example=benchmark.example_config,
             extra_configs=fin.extra_configs,
             sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else [])))
-        manifest["files"] = file_inventory(staging)
+        manifest["files"] = file_inventory(staging, hashes)
         manifest["release"] = release_facts(ctx, final, manifest)
         write_manifest(staging, manifest)
         if previous is not None:
             print(f"[benchforge] changes since {previous.name}: bump required "
                   f"{write_build_diff(previous, staging)}", file=sys.stderr)
-            manifest["files"] = file_inventory(staging)  # with reports/diff-*
+            manifest["files"] = file_inventory(staging, hashes)  # with reports/diff-*
             write_manifest(staging, manifest)
         quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports",
                        threads=local_workers(beam_args), proven=proven)
@@ -316,7 +319,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                                "media_decoded": quality.media_decoded,
                                "media_proven": quality.media_proven,
                                "report": "reports/data_quality.html"}
-        manifest["files"] = file_inventory(staging)  # now with the gate's reports
+        manifest["files"] = file_inventory(staging, hashes)  # now with the gate's reports
         write_manifest(staging, manifest)
         # Croissant metadata records the manifest's and the card's sha256, so it comes last;
         # `benchforge check` verifies it against the manifest (exports/integrity.py)
@@ -389,7 +392,7 @@ def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: P
          threads: int = 1, proven: Collection[str] = frozenset()) -> QualityReport:
     """The gate of a (staged or published) release: every file against the manifest's sha256,
     size and row count, every embedded image and media file decoded (but for bytes in
-    ``proven``, which the build decoded in full while loading: :mod:`exports.integrity`), and
+    ``proven``, which the build decoded in full where it made them: :mod:`exports.integrity`), and
     the benchmark's great-expectations suites; the report goes to ``reports`` (md, json,
     offline html)."""
     def suites() -> list[Any]:

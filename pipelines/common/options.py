@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from core.memory import bound_heap
 from core.progress import progress_board
@@ -29,6 +29,19 @@ def local_workers(beam_args: list[str]) -> int:
     with as many threads, so ``WORKERS=2`` speeds up the whole build, not only the pipeline."""
     n = beam_options(beam_args).view_as(DirectOptions).direct_num_workers
     return (os.cpu_count() or 1) if n == 0 else max(1, n)
+
+
+IN_PROCESS_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner")
+
+
+def runs_elsewhere(beam_args: list[str]) -> bool:
+    """True when the pipeline's work runs outside this process — local worker processes
+    (``--direct_running_mode=multi_processing``) or any other runner (Dataflow, Flink, Spark,
+    a portable job server) — so this process mostly waits while it runs."""
+    options = beam_options(beam_args)
+    runner = options.view_as(StandardOptions).runner or "FnApiRunner"
+    mode = options.view_as(DirectOptions).direct_running_mode
+    return runner not in IN_PROCESS_RUNNERS or mode == "multi_processing"
 
 
 class _DropWorkerStartupNoise(logging.Filter):
