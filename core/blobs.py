@@ -9,9 +9,10 @@ carries a :class:`BlobRef` (a few dozen bytes) in place of the bytes. The Parque
 the bytes back when it writes a row group (``exports.parquet_shards``); anything that needs the
 pixels before that (a model probe, a review copy) calls :func:`resolve`.
 
-The store also keeps the proof that stored bytes decode: a reader that decoded a frame's exact
-bytes in full (``core.media.images.decode_image``) stores it with ``decoded=True``, each bundle's
-such digests are written as one list file, and the release gate (``exports.integrity``) checks a
+The store also keeps the proof that stored bytes decode: a frame whose exact bytes were decoded
+in full (by its reader, or by the Load step that stores what a reader encoded —
+``pipelines.common.transforms._Load``) is stored with ``decoded=True``, each bundle's such
+digests are written as one list file, and the release gate (``exports.integrity``) checks a
 frame whose sha256 is in :func:`decoded_digests` without decoding it a second time.
 
 Files go through Beam's file systems, so the store works wherever the staging folder is

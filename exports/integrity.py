@@ -12,8 +12,8 @@ the gate (``benchforge check`` and every build before it publishes) also runs th
   feature is ``Image``, at any depth of lists and structs) and every image or video file of the
   release is decoded in full, as ``datasets`` or a player would. The one exception is the build's
   own gate: an embedded image whose sha256 is among the bytes the build already decoded in full
-  while loading them (``core.blobs.decoded_digests``) is checked without decoding it a second
-  time — its header and format are still read — and counted as *proven*. Decoding is a function
+  where it made them (``core.blobs.decoded_digests``) is checked without decoding it a second
+  time — its format is still checked against its name — and counted as *proven*. Decoding is a function
   of the bytes, so identical bytes decode again; ``benchforge check`` has no such record and
   decodes everything.
 """
@@ -174,7 +174,7 @@ def _windows(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
 @dataclass
 class MediaCheck:
     """What :func:`decode_media` found: ``decoded`` media decode (``proven`` of them are embedded
-    images identical to bytes the build decoded in full while loading, not decoded again)."""
+    images identical to bytes the build decoded in full where it made them, not decoded again)."""
 
     decoded: int = 0
     proven: int = 0
@@ -202,7 +202,7 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
                  proven: Collection[str] = frozenset()) -> MediaCheck:
     """Decode every embedded image and every image / video file the manifest lists. An embedded
     image is decoded with its stored ``path``, so bytes of another format than its name says
-    fail too; one whose sha256 is in ``proven`` (bytes the build decoded in full while loading)
+    fail too; one whose sha256 is in ``proven`` (bytes the build decoded in full where it made them)
     has its header and format checked and is not decoded again.
 
     ``threads`` > 1 decodes embedded images in a thread pool (Pillow releases the GIL while it

@@ -35,8 +35,9 @@ class Frame:
 
     data: bytes | BlobRef  # PNG or JPEG bytes; a reference once stored (pipelines keep no bytes)
     source: str  # relative source path, plus the operation applied, e.g. "a.jpg#crop(0,0,10,10)"
-    # these exact bytes were decoded in full while loading (a source file kept as it is), so the
-    # release gate need not decode them again (core.blobs.BlobStore.put)
+    # these exact bytes were decoded in full already (a source file kept as it is, decoded by its
+    # reader); the Load step decodes every other frame once (pipelines.common.transforms._Load),
+    # and the release gate decodes neither again (core.blobs.BlobStore.put)
     decoded: bool = False
 
     @classmethod
