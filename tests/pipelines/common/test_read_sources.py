@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing import test_pipeline as beam_testing
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
 
@@ -53,7 +53,7 @@ class _EncodingReader(SourceReader):
 
 def test_load_decodes_encoded_frames_records_them_proven_and_rejects_what_fails(tmp_path: Path) -> None:
     blobs = str(tmp_path / "blobs")
-    with TestPipeline() as p:
+    with beam_testing.TestPipeline() as p:
         read = p | ReadSources({"synthetic": _EncodingReader("")}, blobs)
         assert_that(read["items"] | beam.Map(lambda item: (
             item.source_id, [(isinstance(f.data, BlobRef), f.decoded) for f in item.frames])),
