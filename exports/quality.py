@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,24 +140,42 @@ def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[
                   reports: Path, *, label: Path, threads: int = 1,
                   proven: Collection[str] = frozenset()) -> QualityReport:
     """The whole gate on a (staged or published) release: ``listed`` is the manifest's ``files``;
-    ``suites`` builds the expectations' dataframes (called after the byte checks — a release whose
-    files cannot even be read fails with that finding instead of a traceback); ``threads`` decode
-    the embedded images, except those whose sha256 is in ``proven``
-    (:func:`exports.integrity.decode_media`)."""
-    problems = verify_files(release, listed)
-    media = decode_media(release, listed, threads, proven)
-    problems += media.problems
-    try:
-        built = suites()
-    except Exception as exc:  # noqa: BLE001 - any failure to read the release fails the gate
-        problems.append(Problem("expectations", "data/", f"the suites cannot read the release: "
-                                                        f"{type(exc).__name__}: {exc}"))
-        built = []
-    checks, rows = expectations(built)
+    ``suites`` builds the expectations' dataframes (a release whose files cannot even be read
+    fails with that finding instead of a traceback); ``threads`` check the media, except those
+    whose sha256 is in ``proven`` (:func:`exports.integrity.decode_media`).
+
+    With ``threads`` > 1 the expectations and the byte check run in threads of their own beside
+    the media check: they are independent, the expectations are mostly Python while reading, hashing and
+    decoding mostly release the GIL, and the gate is the serial tail of every build (a 100×
+    build with two workers spent ~5.5 s on it with both workers idle). The findings are
+    assembled in the same order either way."""
+    if threads > 1:
+        with ThreadPoolExecutor(2) as pool:
+            validated = pool.submit(_validate, suites)
+            verified = pool.submit(verify_files, release, listed)
+            media = decode_media(release, listed, threads, proven)
+            problems, (checks, rows, unreadable) = verified.result(), validated.result()
+    else:
+        problems = verify_files(release, listed)
+        media = decode_media(release, listed, threads, proven)
+        checks, rows, unreadable = _validate(suites)
+    problems += media.problems + unreadable
     report = QualityReport(label, rows, checks, reports, problems, len(listed), media.decoded,
                            media.proven)
     write_reports(report)
     return report
+
+
+def _validate(suites: Callable[[], list[Suite]]) -> tuple[list[CheckResult], int, list[Problem]]:
+    """Build the suites and run them: results, rows, and the problem of suites that cannot read
+    the release."""
+    try:
+        built = suites()
+    except Exception as exc:  # noqa: BLE001 - any failure to read the release fails the gate
+        return [], 0, [Problem("expectations", "data/", f"the suites cannot read the release: "
+                                                        f"{type(exc).__name__}: {exc}")]
+    checks, rows = expectations(built)
+    return checks, rows, []
 
 
 def run_suites(suites: list[Suite], reports: Path, *, label: Path) -> QualityReport:

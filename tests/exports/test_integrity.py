@@ -125,6 +125,42 @@ def test_decoding_with_threads_reports_the_same_problems_in_the_same_order(relea
     assert decode_media(release, listed, threads=3) == one
 
 
+def test_the_whole_gate_with_threads_gives_the_same_report(release: Path, tmp_path: Path) -> None:
+    """With threads the expectations and the byte check run beside the media check; the report
+    (findings and their order, expectations, counts) must be the one a single thread writes,
+    and suites that cannot read the release are still a finding, not a crash."""
+    import great_expectations.expectations as gxe
+    import pandas as pd
+
+    from exports.quality import Suite, check_release
+
+    for env in ("rod", "coco"):
+        garble_frame(release, env)
+    listed = json.loads((release / "manifest.json").read_text())["files"]  # now wrong for two
+
+    def suites() -> list[Suite]:
+        frame = pd.DataFrame({"id": ["a", "b", "b"]})
+        return [Suite("ids", frame, [gxe.ExpectColumnValuesToBeUnique(column="id")])]
+
+    def broken() -> list[Suite]:
+        raise OSError("the release cannot be read")
+
+    for build in (suites, broken):
+        reports = [check_release(release, listed, build, tmp_path / f"r{n}", label=release, threads=n)
+                   for n in (1, 2)]
+        one, two = ([(p.check, p.path, p.detail) for p in r.problems] for r in reports)
+        assert one == two and [c for c, _, _ in one].count("decode") == 2
+        assert [c for c, _, _ in one].count("sha256") == 2
+        assert reports[0].checks == reports[1].checks and reports[0].rows == reports[1].rows
+        assert (reports[0].media_decoded, reports[0].media_proven) == (reports[1].media_decoded, 0)
+        assert (tmp_path / "r1" / "data_quality.md").read_text().replace("r1", "") == \
+            (tmp_path / "r2" / "data_quality.md").read_text().replace("r2", "")
+        if build is broken:
+            assert one[-1][0] == "expectations" and "OSError: the release cannot be read" in one[-1][2]
+        else:
+            assert [(c.success, c.unexpected_count) for c in reports[0].checks] == [(False, 2)]
+
+
 def test_frame_bytes_of_another_format_than_their_name_fail(release: Path, capsys) -> None:
     path = next((release / "data" / "rod").glob("*.parquet"))
     table = pq.read_table(path)
