@@ -230,6 +230,14 @@ class WriteShardedParquet(beam.PTransform):
     frames as blob references are grouped (checked: :data:`MAX_INLINE_BYTES`), and each shard is
     streamed one row group at a time, so memory stays flat however large the benchmark is.
     Emits one dict per file: relative path, rows, bytes, sha256.
+
+    ``finish(record, **finish_inputs)`` (optional) completes each record as its shard is written,
+    with side inputs (``AsDict`` …): a field that depends on all records, such as ProactiveBench's
+    open-ended subset. Why here and not in a step of its own: a step with a side input computed
+    from all records is a stage of its own, and every stage moves all records through the
+    runner once more — with two workers such a stage ran on one of them (~1–1.8 s of a 100×
+    build) while the other idled. ``finish`` must not change a record's size (the shard count
+    is computed before it runs), e.g. it sets a field the record already holds.
     """
 
     def __init__(
@@ -240,6 +248,8 @@ class WriteShardedParquet(beam.PTransform):
         split: str,
         unique: bool = True,
         max_shard_bytes: int = MAX_SHARD_BYTES,
+        finish: Callable[..., dict[str, Any]] | None = None,
+        finish_inputs: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.staging = staging
@@ -248,10 +258,12 @@ class WriteShardedParquet(beam.PTransform):
         self.split = split
         self.unique = unique
         self.max_shard_bytes = max_shard_bytes
+        self.finish = finish
+        self.finish_inputs = finish_inputs or {}
 
     def expand(self, records):
         group_fn, schema, split = self.group_fn, self.schema, self.split
-        staging, unique, max_bytes = self.staging, self.unique, self.max_shard_bytes
+        staging, unique, max_bytes, finish = self.staging, self.unique, self.max_shard_bytes, self.finish
         keyed = records | "CheckSmall" >> beam.Map(_small) | "KeyByGroup" >> beam.Map(
             lambda r: (group_fn(r), r))
         sizes = (
@@ -265,16 +277,18 @@ class WriteShardedParquet(beam.PTransform):
             shards = num_shards(sizes[group], max_bytes)
             return (group, shard_of(row_key(record, schema), shards), shards), record
 
-        def write(key, rows):
-            group, index, shards = key
+        def write(shard, **side):
+            (group, index, shards), rows = shard
             rel = f"{group}/{shard_name(split, index, shards)}"
+            if finish is not None:
+                rows = (finish(r, **side) for r in rows)
             return {"path": rel, **write_shard(f"{staging}/{rel}", rows, schema, unique)}
 
         return (
             keyed
             | "AssignShard" >> beam.Map(assign, sizes=AsDict(sizes))
             | "GroupShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.MapTuple(write)
+            | "WriteShard" >> beam.Map(write, **self.finish_inputs)
         )
 
 

@@ -176,7 +176,8 @@ def _oeg_rank(seed: int, episode_id: str) -> str:
 
 
 class SelectOpenEnded(beam.PTransform):
-    """Mark a seeded subset of N episodes per environment for open-ended evaluation (App. 0.B)."""
+    """The seeded subset of N episodes per environment for open-ended evaluation (App. 0.B), as
+    ``(id, True)`` pairs; :func:`mark_open_ended` marks each episode as it is written."""
 
     def __init__(self, per_environment: int, seed: int) -> None:
         super().__init__()
@@ -185,15 +186,17 @@ class SelectOpenEnded(beam.PTransform):
 
     def expand(self, episodes):
         seed, n = self.seed, self.per_environment
-        chosen = (
+        return (
             episodes
             | "RankKey" >> beam.Map(lambda e: (e["environment"], (_oeg_rank(seed, e["id"]), e["id"])))
             | "Smallest" >> beam.combiners.Top.PerKey(n, reverse=True)
             | "Ids" >> beam.FlatMapTuple(lambda env, pairs: [(i, True) for _, i in pairs])
         )
-        return episodes | "Mark" >> beam.Map(
-            lambda e, sel: dict(e, oeg_selected=e["id"] in sel), sel=AsDict(chosen)
-        )
+
+
+def mark_open_ended(episode: dict[str, Any], selected: dict[str, bool]) -> dict[str, Any]:
+    """``oeg_selected`` of an episode (built False) from :class:`SelectOpenEnded`'s subset."""
+    return dict(episode, oeg_selected=episode["id"] in selected)
 
 
 def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: dict[str, list[str]],
@@ -245,15 +248,14 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         files.append(probed[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
             cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered"))
 
-    kept = (
-        episodes
-        | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment, cfg.build.global_seed)
-        | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
-    )
+    kept = episodes | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
+    open_ended = kept | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment,
+                                                             cfg.build.global_seed)
     tags.append(kept | "CountKept" >> CountAs("kept"))
     files += [
         kept | "WriteKept" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split),
+            cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split,
+            finish=mark_open_ended, finish_inputs={"selected": AsDict(open_ended)}),
         tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging),
         tuple(filtered_inputs) | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging),
     ]

@@ -24,7 +24,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
 
 from pipelines.proactivebench.build import run
-from pipelines.proactivebench.pipeline import SelectOpenEnded, SelfCheck
+from pipelines.proactivebench.pipeline import SelectOpenEnded, SelfCheck, mark_open_ended
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -266,7 +266,9 @@ def test_open_ended_subset_is_seeded_and_sized_per_environment():
     episodes = [{"id": f"rod/{i}", "environment": "rod"} for i in range(7)]
     episodes += [{"id": f"coco/{i}", "environment": "coco"} for i in range(2)]
     with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
-        marked = p | beam.Create(episodes) | SelectOpenEnded(per_environment=3, seed=0)
+        listed = p | beam.Create(episodes)
+        marked = listed | beam.Map(mark_open_ended, selected=beam.pvalue.AsDict(
+            listed | SelectOpenEnded(per_environment=3, seed=0)))
         counts = (
             marked
             | beam.Map(lambda e: (e["environment"], int(e["oeg_selected"])))
