@@ -33,6 +33,22 @@ def test_every_action_has_a_clean_mode_corruption() -> None:
     assert {CORRUPTION_ACTIONS[c] for c in CLEAN_MODE_CORRUPTIONS} == set(ACTIONS)
 
 
+def test_the_action_map_names_every_corruption_imagecorruptions_knows() -> None:
+    from imagecorruptions import get_corruption_names
+
+    assert set(CORRUPTION_ACTIONS) == set(get_corruption_names("all"))
+
+
+def test_reading_native_imagenet_c_does_not_import_imagecorruptions() -> None:
+    """Only clean-image mode corrupts: a Beam worker that reads the released tarballs' layout
+    does not pay imagecorruptions' ~0.3 s import (scipy, scikit-image)."""
+    code = ("import sys, pipelines.proactivebench.sources, core.media.corruptions; "
+            "print('imagecorruptions' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
 @pytest.mark.parametrize("name", ["gaussian_noise", "impulse_noise", "spatter", "pixelate"])
 def test_seeded_and_restores_global_state(name: str) -> None:
     np.random.seed(123)
