@@ -481,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
     args.workers = parse_scales(args.workers, "--workers")
     if args.repeat < 1:
         raise SystemExit("--repeat: at least 1")
+    if not args.raw_dir.is_dir():  # a fresh clone has no demo corpus until `make demo-corpus`
+        hint = " (make demo-corpus writes it)" if args.raw_dir == ROOT / "demo_corpus" else ""
+        raise SystemExit(f"--raw-dir {args.raw_dir}: no such folder{hint}")
     plan = [(f"{n}x", parse_factors(n, [], False)) for n in parse_scales(args.scales)]
     if args.paper:
         plan.append(("paper", parse_factors(1, [], True)))
