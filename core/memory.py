@@ -15,6 +15,14 @@ each at 1×; with the threshold fixed and written row groups released, 446 / 471
   starts inherit them.
 * :func:`release_memory` returns what Arrow's pool and glibc's heap hold free to the system —
   called after each Parquet row group is written.
+* :func:`trim_periodically` gives glibc's free heap pages back once a second from a daemon
+  thread, in the driver (from :func:`bound_heap`) and in every worker that loads sources or
+  writes shards. Why: the trim threshold only returns free memory at the *top* of a heap; the
+  embedded runner's driver holds the shuffled records of a whole stage, frees them when the
+  stage is done and allocates the next stage's, and the freed chunks in the middle of its heap
+  stayed resident. Sampled every 0.5 s in a 100× two-worker build, the driver's peak fell from
+  ~500–570 MB to ~460 MB with it. Once a second costs little: the pages a process reuses within
+  the second are not given back, only what stayed free.
 
 The values were chosen by measurement (docs/scaling.md). At glibc's starting values (128 KiB
 for both) the memory was flat, but every buffer over 128 KiB was mapped and zero-filled anew and
@@ -36,6 +44,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
+import time
 from typing import Any
 
 MMAP_THRESHOLD = 4 * 1024 * 1024  # buffers this large or larger are mapped on their own
@@ -69,7 +79,34 @@ def bound_heap() -> bool:
     os.environ.setdefault(TRIM_ENV, str(TRIM_THRESHOLD))
     mapped = _LIBC.mallopt(_M_MMAP_THRESHOLD, int(os.environ[ENV]))
     trimmed = _LIBC.mallopt(_M_TRIM_THRESHOLD, int(os.environ[TRIM_ENV]))
+    trim_periodically()
     return bool(mapped and trimmed)
+
+
+TRIM_PERIOD_S = 1.0
+TRIM_PERIOD_ENV = "BENCHFORGE_MALLOC_TRIM_S"  # seconds between trims; 0 turns the trimmer off
+_trimming_pid: int | None = None  # the process whose trimmer runs (a fork starts its own)
+
+
+def trim_periodically() -> bool:
+    """Start (once per process) a daemon thread that calls ``malloc_trim(0)`` every
+    :data:`TRIM_PERIOD_S` seconds (``BENCHFORGE_MALLOC_TRIM_S`` overrides; workers inherit it);
+    True when one runs. Nothing on a C library other than glibc."""
+    global _trimming_pid
+    period_s = float(os.environ.get(TRIM_PERIOD_ENV, TRIM_PERIOD_S))
+    if _LIBC is None or period_s <= 0:
+        return False
+    if _trimming_pid == os.getpid():
+        return True
+    _trimming_pid = os.getpid()
+
+    def trim() -> None:
+        while True:
+            time.sleep(period_s)
+            _LIBC.malloc_trim(0)
+
+    threading.Thread(target=trim, name="benchforge-malloc-trim", daemon=True).start()
+    return True
 
 
 def release_memory() -> None:

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from core.blobs import BlobRef
-from core.memory import release_memory
+from core.memory import release_memory, trim_periodically
 from core.seeding import id_hash
 from schemas.core import RecordSchema
 
@@ -139,6 +139,7 @@ def write_rows(rows: list[dict[str, Any]], schema: RecordSchema, fh: BinaryIO) -
     per_row = max(1, sum(record_bytes(r) for r in rows) // max(1, len(rows)))
     group = max(1, MAX_ROW_GROUP_BYTES // per_row)
     sink = _HashingSink(fh)
+    trim_periodically()  # a worker that only writes shards gives freed heap back too
     release_memory()  # what the process freed before (the data-plane buffers of its input)
     writer = pq.ParquetWriter(sink, arrow_schema, compression="zstd", write_statistics=True,
                               store_schema=True)

@@ -27,6 +27,7 @@ from core import progress
 from core.blobs import BlobStore
 from core.errors import BadInput, Rejection
 from core.media.images import verify_image
+from core.memory import trim_periodically
 from exports.parquet_shards import (
     MAX_SHARD_BYTES,
     num_shards,
@@ -100,6 +101,7 @@ class _Load(beam.DoFn):
 
     def setup(self) -> None:
         self.store = BlobStore(self.blobs)
+        trim_periodically()  # this worker gives freed heap back as it goes (core/memory.py)
 
     def process(self, ref: ItemRef, totals):
         reader = self.readers[ref.environment]
