@@ -145,9 +145,9 @@ def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[
     whose sha256 is in ``proven`` (:func:`exports.integrity.decode_media`).
 
     With ``threads`` > 1 the expectations and the byte check run in threads of their own beside
-    the media check: they are independent, the expectations are mostly Python while reading, hashing and
-    decoding mostly release the GIL, and the gate is the serial tail of every build (a 100×
-    build with two workers spent ~5.5 s on it with both workers idle). The findings are
+    the media check: they are independent, the expectations are mostly Python while reading,
+    hashing and decoding mostly release the GIL, and the gate is the serial tail of every build
+    (a 100× build with two workers spent ~5.5 s on it with both workers idle). The findings are
     assembled in the same order either way."""
     if threads > 1:
         with ThreadPoolExecutor(2) as pool:

@@ -24,7 +24,6 @@ def test_workers_inherit_the_bound_and_a_value_the_user_set_wins() -> None:
     assert _threshold_in_child({**env, memory.TRIM_ENV: "131072"}) == f"True {4 * 2**20} 131072"
 
 
-
 _HOLES = """
 import os, sys, time
 from core import memory
