@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import pickle
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 import pyarrow as pa
@@ -70,23 +71,44 @@ def row_key(record: dict[str, Any], schema: RecordSchema) -> str:
     return "\x1f".join(str(record[name]) for name in schema.names)
 
 
-def ordered(records: Iterable[dict[str, Any]], schema: RecordSchema, unique: bool = True
-            ) -> list[dict[str, Any]]:
-    """Records sorted by the hash of their key (the order inside a shard).
+# A record as a shuffle carries it: (row key, record_bytes, the pickled record). Why not the
+# record itself: the embedded runner's GroupByKey decodes every value it groups into Python
+# objects and holds them all in the driver (``GroupingBuffer``), and a worker decodes a whole
+# shard's rows before it writes the first row group. A record of nested dicts and blob
+# references takes ~7x its encoded size as objects; as one ``bytes`` value it takes its
+# encoded size, and the writer unpickles only the rows of the row group it is writing.
+Packed = tuple[str, int, bytes]
+
+
+def pack(record: dict[str, Any], schema: RecordSchema) -> Packed:
+    return (row_key(record, schema), record_bytes(record),
+            pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def unpack(packed: Packed) -> dict[str, Any]:
+    return pickle.loads(packed[2])
+
+
+def ordered_packed(packed: Iterable[Packed], schema: RecordSchema, unique: bool = True
+                   ) -> list[Packed]:
+    """Packed records sorted by the hash of their key (the order inside a shard).
 
     With ``unique``, a duplicate id is an error (design.md §Conventions): two rows with one id
     would make "the sample with id X" ambiguous for every consumer.
     """
-    keyed = sorted(
-        (((id_hash(k), k), r) for r in records for k in [row_key(r, schema)]),
-        key=lambda pair: pair[0],
-    )
+    keyed = sorted((((id_hash(p[0]), p[0]), p) for p in packed), key=lambda pair: pair[0])
     if unique:
         counts = Counter(k for (_, k), _ in keyed)
         dupes = sorted(k for k, c in counts.items() if c > 1)
         if dupes:
             raise ValueError(f"duplicate id(s) {dupes[:5]} in {schema.name} records")
-    return [r for _, r in keyed]
+    return [p for _, p in keyed]
+
+
+def ordered(records: Iterable[dict[str, Any]], schema: RecordSchema, unique: bool = True
+            ) -> list[dict[str, Any]]:
+    """Records in shard order (see :func:`ordered_packed`)."""
+    return [unpack(p) for p in ordered_packed((pack(r, schema) for r in records), schema, unique)]
 
 
 def _with_bytes(value: Any) -> Any:
@@ -127,17 +149,20 @@ class _HashingSink:
         self.closed = True
 
 
-def write_rows(rows: list[dict[str, Any]], schema: RecordSchema, fh: BinaryIO) -> dict[str, Any]:
-    """Stream ordered rows into one Parquet file, one row group at a time.
+def write_rows(rows: list[Packed], schema: RecordSchema, fh: BinaryIO,
+               finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Stream ordered packed rows into one Parquet file, one row group at a time.
 
-    Memory holds one row group (≤ ``MAX_ROW_GROUP_BYTES`` of frames), not the shard: blob
-    references are read back only for the rows being written. The row-group size comes from the
-    average row size of the whole shard, so the bytes equal those of writing the table at once.
-    Returns rows, bytes and sha256 of what was written.
+    Memory holds one row group (≤ ``MAX_ROW_GROUP_BYTES`` of frames), not the shard: a row is
+    unpickled, completed by ``finish`` and its blob references read back only when its row group
+    is written. The row-group size comes from the average row size of the whole shard, so the
+    bytes equal those of writing the table at once. Returns rows, bytes and sha256 of what was
+    written.
     """
     arrow_schema = schema.arrow_schema()
-    per_row = max(1, sum(record_bytes(r) for r in rows) // max(1, len(rows)))
+    per_row = max(1, sum(p[1] for p in rows) // max(1, len(rows)))
     group = max(1, MAX_ROW_GROUP_BYTES // per_row)
+    complete = finish or (lambda record: record)
     sink = _HashingSink(fh)
     trim_periodically()  # a worker that only writes shards gives freed heap back too
     release_memory()  # what the process freed before (the data-plane buffers of its input)
@@ -146,8 +171,9 @@ def write_rows(rows: list[dict[str, Any]], schema: RecordSchema, fh: BinaryIO) -
     try:
         for start in range(0, max(len(rows), 1), group):  # an empty table is one empty row group
             # the frames' Python bytes are dropped as soon as Arrow holds them, before encoding
-            table = pa.Table.from_pylist([_with_bytes(r) for r in rows[start:start + group]],
-                                         schema=arrow_schema)
+            table = pa.Table.from_pylist(
+                [_with_bytes(complete(unpack(p))) for p in rows[start:start + group]],
+                schema=arrow_schema)
             writer.write_table(table, row_group_size=group)
             del table
             release_memory()  # its copies of the frames (core/memory.py)
@@ -162,19 +188,28 @@ def encode_table(
     """Records (sorted by the hash of their key) as Parquet bytes in memory; return bytes, rows.
     For small tables (tests, reports); releases stream with :func:`write_shard`."""
     sink = io.BytesIO()
-    facts = write_rows(ordered(records, schema, unique), schema, sink)
+    packed = ordered_packed((pack(r, schema) for r in records), schema, unique)
+    facts = write_rows(packed, schema, sink)
     return sink.getvalue(), facts["rows"]
 
 
 def write_shard(path: str, records: Iterable[dict[str, Any]], schema: RecordSchema,
                 unique: bool = True) -> dict[str, Any]:
+    """Write one shard file of records (see :func:`write_packed_shard`)."""
+    return write_packed_shard(path, (pack(r, schema) for r in records), schema, unique)
+
+
+def write_packed_shard(path: str, packed: Iterable[Packed], schema: RecordSchema,
+                       unique: bool = True,
+                       finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+                       ) -> dict[str, Any]:
     """Write one shard file through Beam's file systems (any runner's shared storage), streamed;
     returns rows, bytes and sha256."""
     parent = path.rsplit("/", 1)[0]
     if not FileSystems.exists(parent):
         FileSystems.mkdirs(parent)
     with FileSystems.create(path) as fh:
-        return write_rows(ordered(records, schema, unique), schema, fh)
+        return write_rows(ordered_packed(packed, schema, unique), schema, fh, finish)
 
 
 def write_group(root: str, group: str, records: list[dict[str, Any]], schema: RecordSchema,

@@ -31,11 +31,10 @@ from core.memory import trim_periodically
 from exports.parquet_shards import (
     MAX_SHARD_BYTES,
     num_shards,
-    record_bytes,
-    row_key,
+    pack,
     shard_name,
     shard_of,
-    write_shard,
+    write_packed_shard,
 )
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
@@ -266,25 +265,27 @@ class WriteShardedParquet(beam.PTransform):
     def expand(self, records):
         group_fn, schema, split = self.group_fn, self.schema, self.split
         staging, unique, max_bytes, finish = self.staging, self.unique, self.max_shard_bytes, self.finish
-        keyed = records | "CheckSmall" >> beam.Map(_small) | "KeyByGroup" >> beam.Map(
-            lambda r: (group_fn(r), r))
+        # packed where the record is made, in the stage that builds it: every later stage moves
+        # one bytes value per record (exports.parquet_shards.Packed)
+        keyed = records | "CheckSmall" >> beam.Map(_small) | "Pack" >> beam.Map(
+            lambda r: (group_fn(r), pack(r, schema)))
         sizes = (
             keyed
-            | "Size" >> beam.MapTuple(lambda g, r: (g, record_bytes(r)))
+            | "Size" >> beam.MapTuple(lambda g, p: (g, p[1]))
             | "SumSizes" >> beam.CombinePerKey(sum)
         )
 
         def assign(pair, sizes):
-            group, record = pair
+            group, packed = pair
             shards = num_shards(sizes[group], max_bytes)
-            return (group, shard_of(row_key(record, schema), shards), shards), record
+            return (group, shard_of(packed[0], shards), shards), packed
 
         def write(shard, **side):
             (group, index, shards), rows = shard
             rel = f"{group}/{shard_name(split, index, shards)}"
-            if finish is not None:
-                rows = (finish(r, **side) for r in rows)
-            return {"path": rel, **write_shard(f"{staging}/{rel}", rows, schema, unique)}
+            complete = (lambda r: finish(r, **side)) if finish is not None else None
+            return {"path": rel,
+                    **write_packed_shard(f"{staging}/{rel}", rows, schema, unique, complete)}
 
         return (
             keyed

@@ -125,3 +125,40 @@ def test_writer_refuses_records_that_carry_their_frames_into_the_shuffle(tmp_pat
              | WriteShardedParquet(str(tmp_path), lambda r: "data", IMAGES, "test"))
     table = pq.read_table(tmp_path / "data" / "test-00000-of-00001.parquet")
     assert table.column("frames").to_pylist()[0][0]["bytes"] == b"\xff" * (MAX_INLINE_BYTES + 1)
+
+
+def test_sharded_writer_completes_each_record_with_side_inputs_as_its_shard_is_written(tmp_path):
+    """Records cross the shuffle packed (one bytes value each) and are completed by ``finish``
+    with a side input when their row group is written: every shard equals the in-process
+    encoding of its finished rows, and the side input reached every row."""
+    from apache_beam.pvalue import AsDict
+    from apache_beam.testing.test_pipeline import TestPipeline
+
+    from pipelines.common.transforms import WriteShardedParquet
+
+    store = BlobStore(str(tmp_path / "blobs"))
+    records = _image_records(23, store)
+    selected = {f"s/{i}" for i in range(0, 23, 3)}
+    marked = RecordSchema("imgs", "1", "", IMAGES.fields + (Field("picked", "bool", ""),))
+    unfinished = [{**r, "picked": False} for r in records]
+
+    def pick(record, chosen):
+        return {**record, "picked": record["id"] in chosen}
+
+    total = sum(parquet_shards.record_bytes(r) for r in unfinished)
+    shards = 3
+    with TestPipeline(options=beam_options([])) as p:
+        chosen = p | "Chosen" >> beam.Create([(k, True) for k in sorted(selected)])
+        _ = (p | beam.Create(unfinished)
+             | WriteShardedParquet(str(tmp_path / "out"), lambda r: "data", marked, "test",
+                                   max_shard_bytes=total // shards + 1, finish=pick,
+                                   finish_inputs={"chosen": AsDict(chosen)}))
+    picked = 0
+    for index in range(shards):
+        part = [pick(r, selected) for r in unfinished
+                if shard_of(r["id"], shards) == index]
+        data = (tmp_path / "out" / "data" / shard_name("test", index, shards)).read_bytes()
+        assert data == encode_table(part, marked)[0]
+        table = pq.read_table(io.BytesIO(data))
+        picked += sum(table.column("picked").to_pylist())
+    assert picked == len(selected) == 8
