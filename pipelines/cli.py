@@ -154,5 +154,14 @@ def main(argv: list[str] | None = None) -> int:
                      "(benchforge --help)")
 
 
+def entry() -> None:
+    """The ``benchforge`` command (and ``python -m pipelines.cli``): :func:`main`, then the
+    process ends without interpreter teardown (~1.5 s; core/process_end.py). Tests and
+    notebooks call :func:`main`, which returns."""
+    from core.process_end import end_process
+
+    end_process(main())
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

@@ -142,10 +142,13 @@ class Benchmark:
         return driver.run(self, argv)
 
     def main(self) -> None:
-        """``python -m pipelines.<benchmark>``: :meth:`run` with a one-line error."""
+        """``python -m pipelines.<benchmark>``: :meth:`run` with a one-line error; a finished
+        build ends its process without interpreter teardown (core/process_end.py)."""
+        from core.process_end import end_process
         from pipelines.common import driver
 
         driver.main(self)
+        end_process(0)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for

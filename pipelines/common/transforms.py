@@ -28,7 +28,7 @@ from core.blobs import BlobStore
 from core.errors import BadInput, Rejection
 from core.media.images import verify_image
 from core.memory import trim_periodically
-from core.worker import exit_without_teardown
+from core.process_end import end_worker_without_teardown
 from exports.parquet_shards import (
     MAX_SHARD_BYTES,
     num_shards,
@@ -102,7 +102,7 @@ class _Load(beam.DoFn):
     def setup(self) -> None:
         self.store = BlobStore(self.blobs)
         trim_periodically()  # this worker gives freed heap back as it goes (core/memory.py)
-        exit_without_teardown()  # and ends at once when the runner stops it (core/worker.py)
+        end_worker_without_teardown()  # and ends at once when the runner stops it (core/process_end.py)
 
     def process(self, ref: ItemRef, totals):
         reader = self.readers[ref.environment]
@@ -283,7 +283,7 @@ class WriteShardedParquet(beam.PTransform):
             return (group, shard_of(packed[0], shards), shards), packed
 
         def write(shard, **side):
-            exit_without_teardown()  # a worker that only writes shards (core/worker.py)
+            end_worker_without_teardown()  # a worker that only writes shards (core/process_end.py)
             (group, index, shards), rows = shard
             rel = f"{group}/{shard_name(split, index, shards)}"
             complete = (lambda r: finish(r, **side)) if finish is not None else None
