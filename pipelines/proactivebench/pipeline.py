@@ -218,7 +218,8 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         )
         | "DistinctSourceFiles" >> beam.Distinct()
     )
-    vocabularies = p | "Vocabularies" >> beam.Create(sorted(vocab.items()))
+    # a side input: Beam's reshuffle of a Create would only add a stage (common/transforms.py)
+    vocabularies = p | "Vocabularies" >> beam.Create(sorted(vocab.items()), reshuffle=False)
     built = items | "BuildEpisodes" >> beam.ParDo(
         BuildEpisodes(cfg.build, cfg.clip), base_vocab=AsDict(vocabularies)
     ).with_outputs(REJECTED, main="episodes")

@@ -149,7 +149,7 @@ class BuildTrainingSplit(beam.PTransform):
         train_items = read["items"]
         checked = train_items | "HeldOut" >> beam.ParDo(HoldOut(), held=AsDict(held)).with_outputs(
             FILTERED_INPUTS, MATCHES, main="items")
-        vocabularies = p | "TrainVocabularies" >> beam.Create(sorted(self.vocab.items()))
+        vocabularies = p | "TrainVocabularies" >> beam.Create(sorted(self.vocab.items()), reshuffle=False)
         built = checked.items | "TrainRows" >> beam.ParDo(
             BuildTrainingRows(cfg.build, cfg.rows, cfg.clip), base_vocab=AsDict(vocabularies)
         ).with_outputs(REJECTED, SEQUENCES, main="rows")
