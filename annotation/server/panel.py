@@ -2,7 +2,7 @@
 
 Facts this module relies on (measured, docs/label_studio.md): reviewers are created by
 invite-link sign-up (``POST /api/users/`` makes users that cannot log in); each reviewer gets a
-legacy API token of their own, kept in the token file (``secret_store.py``), never in outputs.
+legacy API token of their own, kept in the token file (``credential_store.py``), never in outputs.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 
-from annotation.server.process import DEFAULT_ADMIN_EMAIL
-from annotation.server.secret_store import (
+from annotation.server.credential_store import (
     TOKEN_FILE_ENV,
+    CredentialStore,
     LabelStudioError,
-    SecretStore,
     token_file_path,
 )
+from annotation.server.process import DEFAULT_ADMIN_EMAIL
 from annotation.server.venv import REPO_ROOT
 
 PANEL_CONFIG_ENV = "BENCHFORGE_LS_PANEL_CONFIG"
@@ -190,7 +190,7 @@ def ensure_panel(url: str, panel_config: PanelConfig | str | os.PathLike[str] | 
     cfg = panel_config if isinstance(panel_config, PanelConfig) else load_panel_config(panel_config)
     url = url.rstrip("/")
     server = str(cfg.data_dir)
-    store = SecretStore(cfg.token_file)
+    store = CredentialStore(cfg.token_file)
     admin_entry = store.user(cfg.admin_email, admin=True)
     token = store.token(cfg.admin_email, server) or admin_entry["token"]
     who = _whoami(url, token)

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from annotation.server.secret_store import LabelStudioError, SecretStore, token_file_path
+from annotation.server.credential_store import CredentialStore, LabelStudioError, token_file_path
 from annotation.server.venv import ensure_venv
 
 DEFAULT_ADMIN_EMAIL = "admin@benchforge.local"
@@ -126,7 +126,7 @@ class LabelStudioServer:
         return f"http://127.0.0.1:{self.port}"
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def _environment(self, store: SecretStore) -> dict[str, str]:
+    def _environment(self, store: CredentialStore) -> dict[str, str]:
         """A clean environment: nothing inherited except PATH, so stray ``HOST``/``PORT``/
         ``USERNAME``/``PASSWORD``/``DEBUG`` variables cannot reconfigure the server."""
         admin = store.user(self.admin_email, admin=True)
@@ -195,7 +195,7 @@ class LabelStudioServer:
             self.media_root.mkdir(exist_ok=True, mode=0o700)
         elif not self.media_root.is_dir():
             raise LabelStudioError(f"media root {self.media_root} is not a directory")
-        store = SecretStore(self.token_file)
+        store = CredentialStore(self.token_file)
         env = self._environment(store)
         cmd = [str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1",
                "--port", str(self.port), "--data-dir", str(self.data_dir)]

@@ -31,7 +31,7 @@ import yaml
 from annotation.label_config import build_result, parse_result
 from annotation.routing import Candidate, pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
-from annotation.server import Member, SecretStore
+from annotation.server import CredentialStore, Member
 from core.media.video import probe_video
 from pipelines.proready.review import review_candidate, review_media
 from pipelines.streamvibe import review as sv_review
@@ -86,7 +86,7 @@ def _open_as(ctx: Any, ls_env: LSEnv, member: Member, pid: int, tid: int
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    password = SecretStore(ls_env.config.token_file).user(member.email)["password"]
+    password = CredentialStore(ls_env.config.token_file).user(member.email)["password"]
     login(page, member.url, member.email, password)
     page.goto(f"{member.url}/projects/{pid}/data?task={tid}")
     page.wait_for_selector("video", state="attached", timeout=60_000)  # hidden: frames go to a canvas

@@ -60,7 +60,7 @@ def test_cli_outputs_no_secrets(ls_env, panel, tmp_path, capsys, monkeypatch):
 def test_two_servers_share_one_token_file(ls_env, panel, tmp_path):
     """Tokens are per database; the token file keeps them per server (data dir), so setting up
     a second server from the same file leaves the first server's tokens in place."""
-    from annotation.server import LabelStudioServer, PanelConfig, SecretStore
+    from annotation.server import CredentialStore, LabelStudioServer, PanelConfig
 
     cfg = ls_env.config
     cfg2 = PanelConfig(admin_email=cfg.admin_email, reviewer_emails=cfg.reviewer_emails,
@@ -68,7 +68,7 @@ def test_two_servers_share_one_token_file(ls_env, panel, tmp_path):
     with LabelStudioServer(cfg2.data_dir, token_file=cfg.token_file,
                            admin_email=cfg.admin_email) as srv2:
         panel2 = ensure_panel(srv2.url, cfg2)
-        store = SecretStore(cfg.token_file)
+        store = CredentialStore(cfg.token_file)
         for one, two in zip(panel.reviewers, panel2.reviewers, strict=True):
             assert one.token != two.token  # two databases, two tokens
             assert store.token(one.email, str(cfg.data_dir)) == one.token

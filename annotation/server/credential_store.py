@@ -31,7 +31,7 @@ def token_file_path(token_file: str | os.PathLike[str] | None = None) -> Path:
     return Path(raw).expanduser().resolve()
 
 
-class SecretStore:
+class CredentialStore:
     """The owner-only JSON file holding the secret key and every panel member's credentials.
 
     Why one file keyed by e-mail: passwords are generated once and reused, so a fresh data dir

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.server import SecretStore
+from annotation.server import CredentialStore
 
 
 def test_group_readable_token_file_is_refused(tmp_path):
@@ -15,4 +15,4 @@ def test_group_readable_token_file_is_refused(tmp_path):
     p.write_text("{}")
     p.chmod(0o644)
     with pytest.raises(Exception, match="readable by others"):
-        SecretStore(p)
+        CredentialStore(p)
