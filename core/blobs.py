@@ -25,6 +25,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 
+from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 
 HEAD_BYTES = 16  # kept in the reference: enough to tell the format (PNG / JPEG magic)
@@ -51,15 +52,39 @@ class BlobRef:
         return blob_path(self.root, self.sha256)
 
     def read(self) -> bytes:
-        with FileSystems.open(self.path) as fh:
-            data = fh.read()
-        if len(data) != self.size:
-            raise OSError(f"blob {self.path} has {len(data)} bytes, expected {self.size}")
-        return data
+        return BlobReader().read(self)
 
 
 def blob_path(root: str, sha256: str) -> str:
     return FileSystems.join(root, sha256[:2], sha256)
+
+
+# Blobs have no file extension, so there is nothing to detect: every blob is stored as is.
+RAW = CompressionTypes.UNCOMPRESSED
+
+
+class BlobReader:
+    """Reads many blobs, resolving each root's file system once.
+
+    Why: ``FileSystems.open`` / ``join`` find the file system of a path anew on every call (a
+    scan of every registered file system class); for a frame of a few kB that was ~18 µs of a
+    ~40 µs read here, and a 100× ProactiveBench release reads ~40K frames back. One reader lives
+    as long as one shard's writing, so pipeline options set on a worker before it are seen.
+    """
+
+    def __init__(self) -> None:
+        self._filesystems: dict[str, FileSystem] = {}
+
+    def read(self, ref: BlobRef) -> bytes:
+        fs = self._filesystems.get(ref.root)
+        if fs is None:
+            fs = self._filesystems[ref.root] = FileSystems.get_filesystem(ref.root)
+        path = fs.join(ref.root, ref.sha256[:2], ref.sha256)
+        with fs.open(path, compression_type=RAW) as fh:
+            data = fh.read()
+        if len(data) != ref.size:
+            raise OSError(f"blob {path} has {len(data)} bytes, expected {ref.size}")
+        return data
 
 
 class BlobStore:
@@ -67,6 +92,7 @@ class BlobStore:
 
     def __init__(self, root: str) -> None:
         self.root = root
+        self._fs = FileSystems.get_filesystem(root)  # resolved once (see BlobReader)
         self._made: set[str] = set()
         self._decoded: set[str] = set()
 
@@ -77,24 +103,25 @@ class BlobStore:
         if decoded:
             self._decoded.add(digest)
         ref = BlobRef(self.root, digest, len(data), bytes(data[:HEAD_BYTES]))
-        path = ref.path
-        if not FileSystems.exists(path):
-            self._mkdirs(FileSystems.join(self.root, digest[:2]))
+        folder = self._fs.join(self.root, digest[:2])
+        path = self._fs.join(folder, digest)
+        if not self._fs.exists(path):
+            self._mkdirs(folder)
             # written under a unique name, then renamed: a retried or concurrent writer of the
             # same bytes never exposes a half-written blob
             tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-            with FileSystems.create(tmp) as fh:
+            with self._fs.create(tmp, compression_type=RAW) as fh:
                 fh.write(data)
-            FileSystems.rename([tmp], [path])
+            self._fs.rename([tmp], [path])
         return ref
 
     def _mkdirs(self, folder: str) -> None:
         if folder in self._made:
             return
         try:
-            FileSystems.mkdirs(folder)
+            self._fs.mkdirs(folder)
         except OSError:  # Beam's error when it exists (another worker made it first)
-            if not FileSystems.exists(folder):
+            if not self._fs.exists(folder):
                 raise
         self._made.add(folder)
 

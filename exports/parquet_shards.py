@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from core.blobs import BlobRef
+from core.blobs import BlobReader, BlobRef
 from core.memory import release_memory, trim_periodically
 from core.seeding import id_hash
 from schemas.core import RecordSchema
@@ -112,14 +112,14 @@ def ordered(records: Iterable[dict[str, Any]], schema: RecordSchema, unique: boo
     return [unpack(p) for p in ordered_packed((pack(r, schema) for r in records), schema, unique)]
 
 
-def _with_bytes(value: Any) -> Any:
+def _with_bytes(value: Any, reader: BlobReader) -> Any:
     """A copy of a record with every blob reference replaced by its bytes."""
     if isinstance(value, BlobRef):
-        return value.read()
+        return reader.read(value)
     if isinstance(value, dict):
-        return {k: _with_bytes(v) for k, v in value.items()}
+        return {k: _with_bytes(v, reader) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_with_bytes(v) for v in value]
+        return [_with_bytes(v, reader) for v in value]
     return value
 
 
@@ -165,6 +165,7 @@ def write_rows(rows: list[Packed], schema: RecordSchema, fh: BinaryIO,
     group = max(1, MAX_ROW_GROUP_BYTES // per_row)
     complete = finish or (lambda record: record)
     sink = _HashingSink(fh)
+    reader = BlobReader()
     trim_periodically()  # a worker that only writes shards gives freed heap back too
     release_memory()  # what the process freed before (the data-plane buffers of its input)
     writer = pq.ParquetWriter(sink, arrow_schema, compression="zstd", write_statistics=True,
@@ -173,7 +174,7 @@ def write_rows(rows: list[Packed], schema: RecordSchema, fh: BinaryIO,
         for start in range(0, max(len(rows), 1), group):  # an empty table is one empty row group
             # the frames' Python bytes are dropped as soon as Arrow holds them, before encoding
             table = pa.Table.from_pylist(
-                [_with_bytes(complete(unpack(p))) for p in rows[start:start + group]],
+                [_with_bytes(complete(unpack(p)), reader) for p in rows[start:start + group]],
                 schema=arrow_schema)
             writer.write_table(table, row_group_size=group)
             del table
