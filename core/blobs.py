@@ -55,8 +55,14 @@ class BlobRef:
         return BlobReader().read(self)
 
 
-def blob_path(root: str, sha256: str) -> str:
-    return FileSystems.join(root, sha256[:2], sha256)
+def blob_folder(root: str, sha256: str, fs: FileSystem | type[FileSystems] = FileSystems) -> str:
+    """The folder of a blob: its digest's first two hex digits (at most 256 per store). ``fs``: a
+    file system already resolved for ``root`` (see :class:`BlobReader`)."""
+    return fs.join(root, sha256[:2])
+
+
+def blob_path(root: str, sha256: str, fs: FileSystem | type[FileSystems] = FileSystems) -> str:
+    return fs.join(blob_folder(root, sha256, fs), sha256)
 
 
 # Blobs have no file extension, so there is nothing to detect: every blob is stored as is.
@@ -79,7 +85,7 @@ class BlobReader:
         fs = self._filesystems.get(ref.root)
         if fs is None:
             fs = self._filesystems[ref.root] = FileSystems.get_filesystem(ref.root)
-        path = fs.join(ref.root, ref.sha256[:2], ref.sha256)
+        path = blob_path(ref.root, ref.sha256, fs)
         with fs.open(path, compression_type=RAW) as fh:
             data = fh.read()
         if len(data) != ref.size:
@@ -103,8 +109,8 @@ class BlobStore:
         if decoded:
             self._decoded.add(digest)
         ref = BlobRef(self.root, digest, len(data), bytes(data[:HEAD_BYTES]))
-        folder = self._fs.join(self.root, digest[:2])
-        path = self._fs.join(folder, digest)
+        folder = blob_folder(self.root, digest, self._fs)
+        path = blob_path(self.root, digest, self._fs)
         if not self._fs.exists(path):
             self._mkdirs(folder)
             # written under a unique name, then renamed: a retried or concurrent writer of the
