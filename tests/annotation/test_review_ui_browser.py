@@ -115,11 +115,17 @@ def _seek_to_window(page: Any, n: int, start: float) -> float:
     played there) and play from there; then pause it with the same button."""
     before = page.evaluate(VIDEO_STATE)
     assert before["paused"] and not start - 0.05 <= before["t"] < start + 2.0, before
-    page.locator('button[aria-label="play"]').nth(n).click()
-    page.wait_for_function(
-        """s => { const v = document.querySelector('video');
-                  return !v.paused && v.currentTime >= s - 0.05 && v.currentTime < s + 2; }""",
-        arg=start, timeout=5_000)
+    in_window = """s => { const v = document.querySelector('video');
+                          return !v.paused && v.currentTime >= s - 0.05 && v.currentTime < s + 2; }"""
+    for attempt in range(3):  # a click that lands while the player re-renders is lost: click again
+        page.locator('button[aria-label="play"]').nth(n).click()
+        try:
+            page.wait_for_function(in_window, arg=start, timeout=5_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError
+            state = page.evaluate(VIDEO_STATE)
+            if not state["paused"] or attempt == 2:  # it plays, but not from the window start
+                raise AssertionError(f"window {n} did not seek to {start} s: {state}") from None
     for attempt in range(3):  # a click that lands while the player re-renders is lost: click again
         if page.evaluate("() => document.querySelector('video').paused"):
             break  # (on a loaded machine it may already have played to the window's end)
