@@ -59,6 +59,14 @@ Columns of the table (one row per scale and worker count; the JSON has the same 
   build may come close to 1× or even below it.
 - ``×floor``: wall s / floor s — how far the build is from that yardstick (comparable across
   machines; with several workers the floor is still one process).
+- ``floor w s`` (rows with w > 1): the same floor work split over w processes running at once
+  (every w-th frame each; the slowest process's seconds), measured right after the one-process
+  floor.
+- ``floor sp``: floor s / floor w s — what w processes gain over one for exactly this per-frame
+  work on this machine at this time: the ceiling of a build's speed-up here (on a VM it can be
+  well under w×: the host decides what a second vCPU is worth).
+- ``sp/floor sp``: the build's speed-up over that ceiling (1.0 = the workers scale as well as
+  the bare per-frame work does).
 - ``ms/ep``: wall time per episode.
 - ``RSS×`` / ``ms/ep×``: peak RSS and time per episode relative to the base scale (1× if it
   ran, else the smallest successful scale): how memory and per-episode cost grow with N
@@ -75,8 +83,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import platform
+import queue
 import shutil
 import signal
 import statistics
@@ -236,14 +246,18 @@ def release_bytes(release: Path) -> int:
     return sum(p.stat().st_size for p in release.rglob("*") if p.is_file())
 
 
-def decode_encode_floor(release: Path) -> tuple[int, int, float]:
+def decode_encode_floor(release: Path, part: int = 0, parts: int = 1) -> tuple[int, int, float]:
     """(frames, their bytes, seconds) to decode every embedded frame once and re-encode it once
-    with the pipeline's encoder settings; Parquet reading is outside the timed part."""
-    frames, nbytes, seconds = 0, 0, 0.0
+    with the pipeline's encoder settings; Parquet reading is outside the timed part. With
+    ``parts`` > 1, only every ``parts``-th frame from the ``part``-th on (one process's share)."""
+    frames, nbytes, seconds, index = 0, 0, 0.0, -1
     for shard in sorted((release / "data").rglob("*.parquet")):
         for batch in read_batches(shard, ["frames"]):
             for row in batch.column("frames").to_pylist():
                 for frame in row or []:
+                    index += 1
+                    if index % parts != part:
+                        continue
                     data = frame["bytes"]
                     started = time.perf_counter()
                     encode_image(decode_image(data, frame.get("path") or shard.name),
@@ -252,6 +266,40 @@ def decode_encode_floor(release: Path) -> tuple[int, int, float]:
                     frames += 1
                     nbytes += len(data)
     return frames, nbytes, seconds
+
+
+def _floor_share(release: Path, part: int, parts: int, start: Any, results: Any) -> None:
+    start.wait()  # every process imported what it needs: they all begin together
+    results.put(decode_encode_floor(release, part, parts))
+
+
+def parallel_floor(release: Path, processes: int) -> tuple[int, int, float]:
+    """(frames, their bytes, seconds) of the same floor work split over ``processes`` processes
+    at once (each takes every n-th frame; the seconds are the slowest one's). Why: the floor's
+    speed-up from one process to ``processes`` is what this machine gives that per-frame work
+    right now — the ceiling a build's own speed-up is to be compared with (a VM's vCPUs may map
+    to host threads that share a core or serve other guests, so it can be well below
+    ``processes``). Processes are spawned, not forked: OpenCV's threads do not survive a fork."""
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Barrier(processes), ctx.Queue()
+    procs = [ctx.Process(target=_floor_share, args=(release, k, processes, start, results))
+             for k in range(processes)]
+    for proc in procs:
+        proc.start()
+    shares: list[tuple[int, int, float]] = []
+    while len(shares) < processes:
+        try:
+            shares.append(results.get(timeout=1.0))
+        except queue.Empty:
+            failed = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if failed:  # a share that died would otherwise be waited for forever
+                for proc in procs:
+                    proc.kill()
+                raise RuntimeError(f"a floor process ended with exit code {failed[0]}") from None
+    for proc in procs:
+        proc.join()
+    return (sum(frames for frames, _, _ in shares), sum(nbytes for _, nbytes, _ in shares),
+            max(seconds for _, _, seconds in shares))
 
 
 # -- one scale ---------------------------------------------------------------------------------------
@@ -278,6 +326,9 @@ class ScaleResult:
     release_mb: float = 0.0
     frames_mb: float = 0.0
     floor_s: float = 0.0
+    parallel_floor_s: float | None = None
+    floor_speedup: float | None = None
+    speedup_of_floor_speedup: float | None = None
     build_over_floor: float | None = None
     ms_per_episode: float | None = None
     rss_vs_base: float | None = None
@@ -344,6 +395,11 @@ def run_scale(label: str, factors: dict[str, int], args: argparse.Namespace, wor
         if floor is not None and result.status == "ok":
             result.images, result.frames_mb, result.floor_s = floor.images, floor.frames_mb, floor.floor_s
             result.build_over_floor = result.wall_s / result.floor_s if result.floor_s else None
+            if result.workers > 1 and result.floor_s:
+                log(f"{label}: measuring the floor in {result.workers} processes at once")
+                *_, result.parallel_floor_s = parallel_floor(find_release(out / f"w{result.workers}"),
+                                                             result.workers)
+                result.floor_speedup = result.floor_s / result.parallel_floor_s
     if not args.keep:
         shutil.rmtree(corpus, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
@@ -396,6 +452,8 @@ def add_ratios(results: list[ScaleResult]) -> str | None:
             r.ms_per_episode_vs_base = r.ms_per_episode / base.ms_per_episode
         one = next((b for b in ok if b.scale == r.scale and b.workers == 1), None)
         r.speedup = one.wall_s / r.wall_s if one is not None and r.wall_s else None
+        if r.speedup is not None and r.floor_speedup:
+            r.speedup_of_floor_speedup = r.speedup / r.floor_speedup
     return base_scale
 
 
@@ -415,6 +473,9 @@ COLUMNS = [  # header, width, formatter
     ("frames MB", 10, lambda r: f"{r.frames_mb:.1f}"),
     ("floor s", 8, lambda r: f"{r.floor_s:.2f}"),
     ("×floor", 7, lambda r: _opt(r.build_over_floor, "{:.1f}")),
+    ("floor w s", 10, lambda r: _opt(r.parallel_floor_s, "{:.2f}")),
+    ("floor sp", 9, lambda r: _opt(r.floor_speedup, "{:.2f}")),
+    ("sp/floor sp", 12, lambda r: _opt(r.speedup_of_floor_speedup, "{:.2f}")),
     ("ms/ep", 8, lambda r: _opt(r.ms_per_episode, "{:.0f}")),
     ("RSS×", 6, lambda r: _opt(r.rss_vs_base, "{:.2f}")),
     ("ms/ep×", 7, lambda r: _opt(r.ms_per_episode_vs_base, "{:.2f}")),
