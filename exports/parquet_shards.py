@@ -56,6 +56,24 @@ def num_shards(total_bytes: int, max_shard_bytes: int = MAX_SHARD_BYTES) -> int:
     return max(1, math.ceil(total_bytes / max_shard_bytes))
 
 
+def spread_shards(sizes: dict[str, int], writers: int, max_shard_bytes: int = MAX_SHARD_BYTES
+                  ) -> dict[tuple[str, int, int], int]:
+    """The writer (0 … ``writers``-1) of every shard ``(group, index, shards)`` of groups of
+    ``sizes`` bytes: the largest shard first, each onto the writer with the fewest bytes so far
+    (ties: the lowest writer), a shard's size taken as its group's share. A pure function of
+    ``sizes``, so every worker that computes it gets the same plan; it moves work, not bytes:
+    which process writes a shard does not change the shard."""
+    shards = [(size / n, group, index, n) for group, size in sorted(sizes.items())
+              for n in [num_shards(size, max_shard_bytes)] for index in range(n)]
+    load = [0.0] * max(1, writers)
+    plan = {}
+    for share, group, index, n in sorted(shards, key=lambda s: (-s[0], s[1], s[2])):
+        writer = min(range(len(load)), key=lambda w: (load[w], w))
+        plan[(group, index, n)] = writer
+        load[writer] += share
+    return plan
+
+
 def shard_of(key: str, shards: int) -> int:
     return id_hash(key) * shards // HASH_SPACE
 

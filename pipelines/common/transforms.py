@@ -35,8 +35,10 @@ from exports.parquet_shards import (
     pack,
     shard_name,
     shard_of,
+    spread_shards,
     write_packed_shard,
 )
+from pipelines.common.options import shard_writers
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
@@ -232,7 +234,11 @@ class WriteShardedParquet(beam.PTransform):
     """Write records as ``<staging>/<group>/<split>-0000i-of-0000N.parquet``.
 
     ``group_fn(record)`` picks the directory (e.g. ``data/coco``). Shard count per group comes
-    from the group's total size; rows go to shards by id-hash range. Only records with their
+    from the group's total size; rows go to shards by id-hash range. The shuffle groups rows per
+    *writer*: with the workers of an in-process runner, each worker gets one key holding the
+    shards planned for it, largest first onto the least loaded
+    (:func:`pipelines.common.options.shard_writers`, :func:`exports.parquet_shards.spread_shards`);
+    any other runner gets one key per shard. Only records with their
     frames as blob references are grouped (checked: :data:`MAX_INLINE_BYTES`), and each shard is
     streamed one row group at a time, so memory stays flat however large the benchmark is.
     Emits one dict per file: relative path, rows, bytes, sha256.
@@ -270,6 +276,7 @@ class WriteShardedParquet(beam.PTransform):
     def expand(self, records):
         group_fn, schema, split = self.group_fn, self.schema, self.split
         staging, unique, max_bytes, finish = self.staging, self.unique, self.max_shard_bytes, self.finish
+        writers = shard_writers(records.pipeline.options)
         # packed where the record is made, in the stage that builds it: every later stage moves
         # one bytes value per record (exports.parquet_shards.Packed)
         keyed = records | "CheckSmall" >> beam.Map(_small) | "Pack" >> beam.Map(
@@ -279,25 +286,37 @@ class WriteShardedParquet(beam.PTransform):
             | "Size" >> beam.MapTuple(lambda g, p: (g, p[1]))
             | "SumSizes" >> beam.CombinePerKey(sum)
         )
+        plans: dict[tuple[tuple[str, int], ...], dict[tuple[str, int, int], int]] = {}
 
         def assign(pair, sizes):
             group, packed = pair
             shards = num_shards(sizes[group], max_bytes)
-            return (group, shard_of(packed[0], shards), shards), packed
+            shard = (group, shard_of(packed[0], shards), shards)
+            if writers is None:  # one key per shard: the runner spreads them (options.shard_writers)
+                return shard, (shard, packed)
+            plan_key = tuple(sorted(sizes.items()))
+            if plan_key not in plans:
+                plans[plan_key] = spread_shards(sizes, writers, max_bytes)
+            return plans[plan_key][shard], (shard, packed)
 
-        def write(shard, **side):
+        def write(writer_rows, **side):
             end_worker_without_teardown()  # a worker that only writes shards (core/process_end.py)
-            (group, index, shards), rows = shard
-            rel = f"{group}/{shard_name(split, index, shards)}"
+            _, rows = writer_rows
+            by_shard: dict[tuple[str, int, int], list] = {}
+            for shard, packed in rows:
+                by_shard.setdefault(shard, []).append(packed)
             complete = (lambda r: finish(r, **side)) if finish is not None else None
-            return {"path": rel,
-                    **write_packed_shard(f"{staging}/{rel}", rows, schema, unique, complete)}
+            for group, index, shards in sorted(by_shard):
+                rel = f"{group}/{shard_name(split, index, shards)}"
+                yield {"path": rel, **write_packed_shard(
+                    f"{staging}/{rel}", by_shard.pop((group, index, shards)), schema, unique,
+                    complete)}
 
         return (
             keyed
             | "AssignShard" >> beam.Map(assign, sizes=AsDict(sizes))
             | "GroupShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.Map(write, **self.finish_inputs)
+            | "WriteShard" >> beam.FlatMap(write, **self.finish_inputs)
         )
 
 

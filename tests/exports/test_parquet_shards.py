@@ -13,7 +13,14 @@ import pytest
 from core.blobs import BlobStore
 from core.seeding import id_hash
 from exports import parquet_shards
-from exports.parquet_shards import encode_table, num_shards, shard_name, shard_of, write_shard
+from exports.parquet_shards import (
+    encode_table,
+    num_shards,
+    shard_name,
+    shard_of,
+    spread_shards,
+    write_shard,
+)
 from pipelines.common.options import beam_options
 from schemas.core import IMAGE, Field, ListOf, RecordSchema
 from schemas.outcomes import REJECTION
@@ -54,6 +61,66 @@ def test_shard_assignment_is_a_hash_range_partition():
     by = {k: [id_hash(i) for i, s in zip(ids, shards, strict=True) if s == k] for k in range(4)}
     assert all(max(by[k]) < min(by[k + 1]) for k in range(3))
     assert shard_name("test", 2, 12) == "test-00002-of-00012.parquet"
+
+
+def test_shards_are_spread_over_writers_largest_first_onto_the_least_loaded():
+    """The shard sizes of a 100× ProactiveBench build (MB): one key per shard put vsod, coco and
+    changeit on one of two workers; the plan gives each worker about half."""
+    mb = 1 << 20
+    sizes = {"data/vsod": 142 * mb, "data/coco": 119 * mb, "data/changeit": 92 * mb,
+             "data/rod": 68 * mb, "data/imagenet_c": 6 * mb, "data/mvpn": 1 * mb}
+    plan = spread_shards(sizes, 2)
+    assert sorted(plan) == sorted((g, 0, 1) for g in sizes)  # every shard once
+    load = [sum(sizes[g] for (g, _, _), w in plan.items() if w == k) for k in (0, 1)]
+    assert load == [216 * mb, 212 * mb]  # vsod+rod+imagenet_c | coco+changeit+mvpn
+    assert spread_shards(dict(reversed(sizes.items())), 2) == plan  # not the order they came in
+    assert set(spread_shards(sizes, 1).values()) == {0}
+    # a group over the shard limit is several shards, each its share
+    split = spread_shards({"a": 900, "b": 400}, 2, max_shard_bytes=300)
+    assert split == {("a", 0, 3): 0, ("a", 1, 3): 1, ("a", 2, 3): 0, ("b", 0, 2): 1,
+                     ("b", 1, 2): 1}  # 300+300 | 300+200+200
+    assert spread_shards({"a": 10}, 4) == {("a", 0, 1): 0}  # more writers than shards
+
+
+def test_each_worker_process_writes_the_shards_planned_for_it(tmp_path):
+    """With two worker processes the embedded runner hands each writer key to its own worker,
+    so each process writes exactly the shards the plan gives it (twelve one-shard groups: with
+    one key per shard the runner's split matched the plan only by chance), and the bytes are
+    those of one process."""
+    import os
+
+    from apache_beam.testing.test_pipeline import TestPipeline
+
+    from pipelines.common.transforms import WriteShardedParquet
+
+    store = BlobStore(str(tmp_path / "blobs"))
+    records = _image_records(12, store)  # frames grow with i: twelve sizes
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def group(record):
+        return f"g{int(record['id'].split('/')[1]):02d}"
+
+    def mark(record):  # which process completes (writes) each row
+        (marks / f"{group(record)}.{os.getpid()}").touch()
+        return record
+
+    for out, args in (("one", []), ("two", ["--direct_running_mode=multi_processing",
+                                             "--direct_num_workers=2"])):
+        with TestPipeline(options=beam_options(args)) as p:
+            _ = (p | beam.Create(records)
+                 | WriteShardedParquet(str(tmp_path / out), group, IMAGES, "test", finish=mark))
+    writers: dict[str, set[str]] = {}
+    for m in marks.iterdir():
+        writers.setdefault(m.suffix, set()).add(m.stem)
+    assert writers.pop(f".{os.getpid()}") == {group(r) for r in records}  # one process: this one
+    plan = spread_shards({group(r): parquet_shards.record_bytes(r) for r in records}, 2)
+    planned = sorted(sorted(g for (g, _, _), w in plan.items() if w == k) for k in (0, 1))
+    assert planned[0][0] == "g00" and "g11" in planned[0] and "g10" in planned[1]
+    assert sorted(map(sorted, writers.values())) == planned
+    for g in sorted(plan):
+        name = f"{g[0]}/test-00000-of-00001.parquet"
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
 
 # -- streaming: frames from the blob store, one row group at a time ---------------------------

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipelines.common.options import local_workers, runs_elsewhere
+from pipelines.common.options import beam_options, local_workers, runs_elsewhere, shard_writers
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,6 +20,15 @@ def test_runs_elsewhere_only_when_the_work_leaves_this_process() -> None:
     assert runs_elsewhere(["--runner=DataflowRunner"])
     assert local_workers([]) == 1
     assert local_workers(["--direct_num_workers=2"]) == 2
+
+
+def test_shards_are_spread_over_local_workers_and_keyed_per_shard_elsewhere() -> None:
+    assert shard_writers(beam_options([])) == 1
+    assert shard_writers(beam_options(["--direct_running_mode=multi_processing",
+                                       "--direct_num_workers=2"])) == 2
+    assert shard_writers(beam_options(["--direct_num_workers=0"])) == (os.cpu_count() or 1)
+    assert shard_writers(beam_options(["--runner=PortableRunner", "--job_endpoint=embed"])) is None
+    assert shard_writers(beam_options(["--runner=DataflowRunner"])) is None
 
 
 def test_the_gate_modules_are_imported_in_the_background() -> None:
