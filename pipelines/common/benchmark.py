@@ -134,6 +134,9 @@ class Benchmark:
     # training split an empty shard in when nothing went there: "nothing" is visible, as at the root
     train_outcome_folders: tuple[str, ...] = ()
     unit: str = "sample"  # what one released row is called in messages (episode, candidate, item)
+    # the modules holding the pipeline's steps, which local worker processes import before the
+    # pipeline starts (pipelines/common/warm_workers.py)
+    worker_modules: tuple[str, ...] = ()
 
     def run(self, argv: list[str] | None = None) -> Path:
         """Build this benchmark (:func:`pipelines.common.driver.run`)."""

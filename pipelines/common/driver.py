@@ -262,7 +262,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         print(f"[benchforge] {benchmark.describe(ctx)}", file=sys.stderr)
         if runs_elsewhere(beam_args):  # this process only waits: load what the gate needs
             import_in_background()
-        run_pipeline(lambda p: benchmark.pipeline(p, ctx), beam_args, staging / "_build" / "progress")
+        run_pipeline(lambda p: benchmark.pipeline(p, ctx), beam_args, staging / "_build" / "progress",
+                     benchmark.worker_modules)
         benchmark.after_pipeline(ctx)
         for split in ctx.splits[1:]:  # "nothing filtered / rejected" visible, as at the root
             for folder in benchmark.train_outcome_folders:

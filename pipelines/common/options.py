@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.portability import python_urns
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from core.memory import bound_heap
 from core.progress import progress_board
+from pipelines.common.warm_workers import warm_workers
 
 
 def beam_options(beam_args: list[str]) -> PipelineOptions:
@@ -78,12 +82,46 @@ if not any(isinstance(f, _DropWorkerStartupNoise) for f in _RELAY.filters):
     _RELAY.addFilter(_DropWorkerStartupNoise())
 
 
+class WarmStartRunner(FnApiRunner):
+    """The embedded runner, its worker processes forked from the template
+    :func:`~pipelines.common.warm_workers.warm_workers` started: the worker command of its
+    subprocess environment (Beam's ``python -m apache_beam.runners.worker.sdk_worker_main``)
+    becomes ``command``, the client that attaches to the template. Nothing else changes."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self._command = command
+
+    def run_via_runner_api(self, pipeline_proto, options):
+        for environment in pipeline_proto.components.environments.values():
+            if environment.urn == python_urns.SUBPROCESS_SDK:
+                environment.payload = self._command.encode()
+        return super().run_via_runner_api(pipeline_proto, options)
+
+
+def starts_warm_workers(options: PipelineOptions) -> bool:
+    """True when the pipeline runs on the embedded runner's local worker processes, which
+    :func:`run_pipeline` then prepares while the pipeline is being built."""
+    runner = options.view_as(StandardOptions).runner or "FnApiRunner"
+    mode = options.view_as(DirectOptions).direct_running_mode
+    return runner == "FnApiRunner" and mode == "multi_processing"
+
+
 def run_pipeline(add_steps: Callable[[beam.Pipeline], None], beam_args: list[str],
-                 progress_dir: Path) -> None:
+                 progress_dir: Path, worker_modules: Sequence[str] = ()) -> None:
     """Build the pipeline with ``add_steps`` and run it to completion, with one progress line
     per stage on the console (workers report into ``progress_dir``). The heap is bounded first
     (:func:`core.memory.bound_heap`), here and in the worker processes the runner starts, so
-    memory does not keep the high-water mark of every buffer the build moved."""
+    memory does not keep the high-water mark of every buffer the build moved.
+
+    With local worker processes, a template process imports Beam's harness and
+    ``worker_modules`` (the modules holding the pipeline's steps) while this process builds
+    the pipeline, and the workers are forks of it (:mod:`pipelines.common.warm_workers`)."""
     bound_heap()
-    with progress_board(progress_dir), beam.Pipeline(options=beam_options(beam_args)) as p:
-        add_steps(p)
+    options = beam_options(beam_args)
+    with contextlib.ExitStack() as stack:
+        runner = None
+        if starts_warm_workers(options):
+            runner = WarmStartRunner(stack.enter_context(warm_workers(_workers(options), worker_modules)))
+        stack.enter_context(progress_board(progress_dir))
+        add_steps(stack.enter_context(beam.Pipeline(runner=runner, options=options)))

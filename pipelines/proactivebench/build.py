@@ -58,6 +58,7 @@ class ProactiveBench(Benchmark):
     train_prefix = TRAIN_PREFIX
     train_outcome_folders = ("filtered_inputs", "rejected")
     unit = "episode"
+    worker_modules = ("pipelines.proactivebench.pipeline", "pipelines.proactivebench.sources")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",

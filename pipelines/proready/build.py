@@ -57,6 +57,7 @@ class ProReady(Benchmark):
     group_label = "unit"
     reviewed = True
     unit = "item"
+    worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", default=None, help="override the source directory")

@@ -88,6 +88,7 @@ class StreamVibe(Benchmark):
     train_prefix = TRAIN_PREFIX
     train_outcome_folders = ("filtered", "rejected")
     unit = "candidate"
+    worker_modules = ("pipelines.streamvibe.pipeline",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--generator", choices=["rule", "gemini"], default=None)
