@@ -48,6 +48,10 @@ Columns of the table (one row per scale and worker count; the JSON has the same 
   reports, manifest, card). On a hard-linked replica this grows far less than N×: Parquet
   dictionary-encodes the frames and stores byte-identical copies once (``--unique-bytes``
   makes most copies distinct; see replicate_corpus.py).
+- ``disk MB``: the most the used bytes of the output's file system rose during the build
+  (statvfs, sampled with the memory): staging folder, blob store and release at their largest
+  together — the free disk a build needs beside its sources. Other writers on that disk count
+  too; the replicated sources are made before the build starts and are not counted.
 - ``frames MB``: the bytes of all embedded frames as the rows hold them, before Parquet's
   dictionary and compression — what the release data would weigh if no two frames were equal.
 - ``floor s``: the decode+re-encode floor, measured in this run on this release: decode every
@@ -189,15 +193,27 @@ class BuildRun:
     samples: int
     timed_out: bool
     stderr_tail: list[str]
+    peak_disk_bytes: int = 0
 
 
-def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None) -> BuildRun:
+def disk_used(path: Path) -> int:
+    """Bytes in use on the file system holding ``path`` (statvfs: cheap enough to sample at
+    0.2 s, unlike walking a staging folder of ~150K blob files)."""
+    return shutil.disk_usage(path).used
+
+
+def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None,
+                  disk_of: Path | None = None) -> BuildRun:
     """Run ``cmd`` in its own session (so a timeout can end exactly its process group), sampling
-    the tree's RSS every 0.2 s; stdout/stderr go to files, never to a pipe that could fill up."""
+    the tree's RSS every 0.2 s and, with ``disk_of``, how far the used bytes of that file system
+    rose above where they were at the start (staging, blob store and release together: what a
+    build needs free; anything else writing to the same disk meanwhile counts too);
+    stdout/stderr go to files, never to a pipe that could fill up."""
     sample = tree_sampler()
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
-    peak = procs = samples = 0
+    peak = procs = samples = peak_disk = 0
+    disk_before = disk_used(disk_of) if disk_of is not None else 0
     timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
         started = time.perf_counter()
@@ -205,6 +221,8 @@ def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None) -> Build
         while proc.poll() is None:
             rss, n = sample(proc.pid)
             peak, procs, samples = max(peak, rss), max(procs, n), samples + 1
+            if disk_of is not None:
+                peak_disk = max(peak_disk, disk_used(disk_of) - disk_before)
             if timeout is not None and time.perf_counter() - started > timeout:
                 timed_out = True
                 _kill_group(proc)
@@ -213,7 +231,7 @@ def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None) -> Build
         proc.wait()
         wall = time.perf_counter() - started
     tail = err_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
-    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail)
+    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail, peak_disk)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -321,6 +339,7 @@ class ScaleResult:
     walls_s: list[float] = field(default_factory=list)
     speedup: float | None = None
     peak_rss_mb: float = 0.0
+    peak_disk_mb: float = 0.0
     peak_procs: int = 0
     rss_samples: int = 0
     release_mb: float = 0.0
@@ -414,10 +433,13 @@ def build_once(result: ScaleResult, turn: int, config: Path, corpus: Path, out: 
     result.load_avg_1m = max(result.load_avg_1m, load)
     log(f"{result.scale}: building (workers={result.workers}, run {turn + 1}/{args.repeat}, "
         f"load {load:.1f})")
-    run = run_monitored(build_command(config, corpus, out, result.workers), logs, args.timeout)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run = run_monitored(build_command(config, corpus, out, result.workers), logs, args.timeout,
+                        disk_of=out.parent)
     result.returncode = run.returncode
     result.walls_s.append(run.wall_s)
     result.peak_rss_mb = max(result.peak_rss_mb, run.peak_rss_bytes / MB)
+    result.peak_disk_mb = max(result.peak_disk_mb, run.peak_disk_bytes / MB)
     result.peak_procs = max(result.peak_procs, run.peak_procs)
     result.rss_samples += run.samples
     if run.timed_out or run.returncode != 0 or find_release(out) is None:
@@ -470,6 +492,7 @@ COLUMNS = [  # header, width, formatter
     ("peak RSS MB", 12, lambda r: f"{r.peak_rss_mb:.0f}"),
     ("procs", 6, lambda r: f"{r.peak_procs}"),
     ("release MB", 11, lambda r: f"{r.release_mb:.1f}"),
+    ("disk MB", 8, lambda r: f"{r.peak_disk_mb:.0f}"),
     ("frames MB", 10, lambda r: f"{r.frames_mb:.1f}"),
     ("floor s", 8, lambda r: f"{r.floor_s:.2f}"),
     ("×floor", 7, lambda r: _opt(r.build_over_floor, "{:.1f}")),
