@@ -29,7 +29,7 @@ def test_a_monitored_build_reports_the_disk_it_used_at_its_largest(tmp_path):
     folder), not only what is left at the end."""
     target = tmp_path / "staging.bin"
     script = (
-        "import os, sys, time\n"
+        "import os, time\n"
         f"with open({str(target)!r}, 'wb') as f:\n"
         "    f.write(os.urandom(32 * 1024 * 1024)); f.flush(); os.fsync(f.fileno())\n"
         "time.sleep(1.0)\n"
