@@ -74,7 +74,9 @@ class CheckResult:
 
 @dataclass
 class QualityReport:
-    release: Path
+    # what was checked, as the reports name it ("proactivebench 2.0.0"): never a folder, so a
+    # release's own reports do not depend on where it was built
+    label: str
     rows: int
     checks: list[CheckResult]
     reports: Path  # folder of data_quality.md / .json / .html
@@ -137,7 +139,7 @@ def _columns(kwargs: dict[str, Any]) -> str:
 
 
 def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[[], list[Suite]],
-                  reports: Path, *, label: Path, threads: int = 1,
+                  reports: Path, *, label: str, threads: int = 1,
                   proven: Collection[str] = frozenset()) -> QualityReport:
     """The whole gate on a (staged or published) release: ``listed`` is the manifest's ``files``;
     ``suites`` builds the expectations' dataframes (a release whose files cannot even be read
@@ -178,7 +180,7 @@ def _validate(suites: Callable[[], list[Suite]]) -> tuple[list[CheckResult], int
     return checks, rows, []
 
 
-def run_suites(suites: list[Suite], reports: Path, *, label: Path) -> QualityReport:
+def run_suites(suites: list[Suite], reports: Path, *, label: str) -> QualityReport:
     """The expectations alone (no manifest to check the files against); writes the report."""
     checks, rows = expectations(suites)
     report = QualityReport(label, rows, checks, reports)
@@ -238,7 +240,7 @@ def write_reports(report: QualityReport) -> None:
     lines = [
         f"# Data quality: {status}",
         "",
-        f"Release: `{report.release}` — {report.rows} rows, "
+        f"Release: `{report.label}` — {report.rows} rows, "
         f"{passed}/{len(report.checks)} expectations passed; {report.files_checked} files checked "
         f"against the manifest, {report.media_summary}, "
         f"{len(report.problems)} file problems.",
@@ -298,7 +300,7 @@ def render_html(report: QualityReport) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>Data quality: {status}</title><style>{_STYLE}</style></head><body>"
         f"<h1 class=\"{status.lower()}\">Data quality: {status}</h1>"
-        f"<p>Release <code>{e(str(report.release))}</code>: {report.rows} rows; "
+        f"<p>Release <code>{e(str(report.label))}</code>: {report.rows} rows; "
         f"<strong>{passed}/{len(report.checks)}</strong> expectations passed; "
         f"{report.files_checked} files checked against the manifest (size, sha256, rows); "
         f"{e(report.media_summary)}; {len(report.problems)} file problems.</p>"

@@ -54,7 +54,7 @@ def check(argv: list[str]) -> int:
     """The gate of a published release: every file against the manifest's sha256, size and row
     count, every embedded image and media file decoded, the benchmark's expectations; exit 0
     passed, 1 failed, 2 unreadable (no manifest, unknown benchmark)."""
-    from pipelines.common.driver import gate
+    from pipelines.common.driver import gate, release_label
 
     parser = argparse.ArgumentParser(prog="benchforge check", description=check.__doc__)
     parser.add_argument("release", type=Path, help="release folder (holds manifest.json and data/)")
@@ -76,7 +76,8 @@ def check(argv: list[str]) -> int:
     except (OSError, ValueError, KeyError) as err:
         print(f"error: cannot validate {args.release}: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
-    report = gate(bench, release, manifest, label=release, reports=reports, threads=max(1, args.threads))
+    report = gate(bench, release, manifest, label=release_label(manifest), reports=reports,
+                  threads=max(1, args.threads))
     passed = len(report.checks) - len(report.failed)
     print(f"{'PASSED' if report.success else 'FAILED'}: {passed}/{len(report.checks)} expectations "
           f"on {report.rows} rows of {manifest['benchmark']} {manifest.get('version', '?')}; "

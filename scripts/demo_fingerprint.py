@@ -7,9 +7,9 @@ build-proactivebench`` does), the ProReady-QA demo release (scripted demo decisi
 corrections) and the StreamVibe demo release (scripted approvals of every candidate), and lists
 ``benchmark/relative path → sha256``.
 
-Text files are hashed after two normalisations, because they legitimately differ between two
-checkouts: the temporary folder and the repository path become ``<TMP>`` / ``<REPO>``, and the
-``code_version`` (git commit of the code) becomes ``<code_version>``. The manifest lists the raw
+Text files are hashed after one normalisation, because they legitimately differ between two
+checkouts: the ``code_version`` (git commit of the code) becomes ``<code_version>``. No path is
+normalised: a release names no folder it was built in or read from. The manifest lists the raw
 sha256 and size of every file, so for the text files among them (card, reports) those two
 values become ``<text>``: each of those files is fingerprinted itself, normalised; likewise the
 sha256 of the manifest and the card in ``croissant.json``. Nothing else is normalised.
@@ -40,7 +40,7 @@ TEXT = {".md", ".json", ".jsonl", ".txt", ".csv", ".html", ".yaml"}
 CODE_VERSION = re.compile(r'("code_version": "|code version: `)[^"`]*')
 
 
-def normalized(path: Path, tmp: Path) -> bytes:
+def normalized(path: Path) -> bytes:
     data = path.read_bytes()
     if path.suffix not in TEXT:
         return data
@@ -58,17 +58,29 @@ def normalized(path: Path, tmp: Path) -> bytes:
                 f["sha256"] = "<text>"
         meta["identifier"] = re.sub(r"sha256:\w+", "sha256:<text>", str(meta.get("identifier", "")))
         text = json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
-    text = text.replace(str(tmp), "<TMP>").replace(str(REPO), "<REPO>")
     return CODE_VERSION.sub(r"\1<code_version>", text).encode("utf-8")
 
 
-def fingerprint(release: Path, tmp: Path) -> dict[str, str]:
-    return {p.relative_to(release).as_posix(): hashlib.sha256(normalized(p, tmp)).hexdigest()
+def fingerprint(release: Path) -> dict[str, str]:
+    return {p.relative_to(release).as_posix(): hashlib.sha256(normalized(p)).hexdigest()
             for p in sorted(release.rglob("*")) if p.is_file()}
 
 
-def build_all(tmp: Path) -> dict[str, dict[str, str]]:
+def make_corpora(raw: Path) -> None:
+    """The three demo corpora under ``raw`` (as ``make demo-corpus`` and the video targets)."""
     import make_demo_corpus
+    import make_proready_demo
+    import make_streamvibe_demo
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        make_demo_corpus.main(["--out", str(raw)])
+        make_proready_demo.make_corpus(raw)
+        make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", raw / "streamvibe")
+
+
+def build_releases(raw: Path, out: Path, work: Path) -> dict[str, Path]:
+    """Build the three demo releases from the corpora in ``raw`` into ``out`` (the scripted
+    demo decisions go to ``work``); the release folder of each benchmark."""
     import make_proready_demo
     import make_streamvibe_demo
 
@@ -76,26 +88,26 @@ def build_all(tmp: Path) -> dict[str, dict[str, str]]:
     from pipelines.proready.build import run as run_proready
     from pipelines.streamvibe.build import run as run_streamvibe
 
-    raw, out = tmp / "raw", tmp / "out"
-    quiet = contextlib.redirect_stdout(io.StringIO())
-    with quiet:
-        make_demo_corpus.main(["--out", str(raw)])
+    with contextlib.redirect_stdout(io.StringIO()):
         pb = run_proactivebench(["--raw-dir", str(raw), "--out", str(out), "--split", "train"])
 
-        make_proready_demo.make_corpus(raw)
         review = run_proready(["--raw-dir", str(raw), "--out", str(out)])
-        decisions, corrections = make_proready_demo.make_decisions(review, tmp / "pr-review")
+        decisions, corrections = make_proready_demo.make_decisions(review, work / "pr-review")
         pr = run_proready(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(decisions),
                            "--corrections", str(corrections)])
 
-        make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", raw / "streamvibe")
         pending = run_streamvibe(["--raw-dir", str(raw), "--out", str(out)])
-        log = tmp / "sv-decisions.demo.jsonl"
+        log = work / "sv-decisions.demo.jsonl"
         rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
         log.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
         sv = run_streamvibe(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(log)])
-    return {"proactivebench": fingerprint(pb, tmp), "proready": fingerprint(pr, tmp),
-            "streamvibe": fingerprint(sv, tmp)}
+    return {"proactivebench": pb, "proready": pr, "streamvibe": sv}
+
+
+def build_all(tmp: Path) -> dict[str, dict[str, str]]:
+    make_corpora(tmp / "raw")
+    releases = build_releases(tmp / "raw", tmp / "out", tmp)
+    return {bench: fingerprint(release) for bench, release in releases.items()}
 
 
 def differences(expected: dict[str, dict[str, str]], actual: dict[str, dict[str, str]]) -> list[str]:

@@ -10,8 +10,11 @@ commit which files changed and why; an accidental one fails here, naming the fil
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.demo import DemoReleases
 
@@ -48,3 +51,33 @@ def test_every_config_of_every_demo_card_loads(demo_releases: DemoReleases, tmp_
         example = card.split("load_dataset(")[1].split(",")[1].strip().strip("'")
         assert example in {c["config_name"] for c in configs}, (bench, example)
         assert manifest["quality"]["success"] is True
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_demo_releases_do_not_depend_on_where_they_were_built(
+        demo_releases: DemoReleases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the demo corpora in another folder, built from another working directory with
+    relative ``--raw-dir`` / ``--out``, gives every file of all three releases (and the release
+    notes beside them) with the same bytes, none of which names either folder. Why: a release's
+    bytes are a function of its inputs' content, the config and the code; an absolute input root
+    in the manifest and the release path in the gate's reports made two such builds differ."""
+    import demo_fingerprint
+
+    elsewhere = tmp_path / "moved" / "place"
+    shutil.copytree(demo_releases.raw, elsewhere / "corpus")
+    (elsewhere / "work").mkdir()
+    monkeypatch.chdir(elsewhere)
+    second = demo_fingerprint.build_releases(Path("corpus"), Path("releases"), Path("work"))
+    folders = [str(demo_releases.raw.parent).encode(), str(tmp_path).encode()]
+    for bench, first in demo_releases.paths.items():
+        a, b = _files(first), _files(second[bench])
+        assert sorted(a) == sorted(b), bench
+        assert [rel for rel in a if a[rel] != b[rel]] == [], bench
+        assert (first.parent / "RELEASE_NOTES.md").read_bytes() == \
+            (second[bench].parent / "RELEASE_NOTES.md").read_bytes()
+        named = [rel for rel, data in b.items() for folder in folders if folder in data]
+        assert named == [], (bench, named)

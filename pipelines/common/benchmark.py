@@ -11,6 +11,7 @@ for every benchmark. Adding a fourth benchmark is a new folder with one :class:`
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,18 +72,36 @@ class BuildContext:
             raise SystemExit(f"{title} source directory not found: {root} ({hint})")
         return str(root)
 
-    def source_unreadable(self, name: str, root: str, err: BadInput, *, sole: bool = False) -> None:
+    def recorded_root(self, root: str, flag: str) -> str:
+        """How a release names a source root: relative to ``--raw-dir`` (``coco``, ``.``), a URL as
+        it is, and a root outside the raw-dir only by the ``flag`` that gave it (``--source
+        coco``); its content checksum, beside it in the manifest, says what was read.
+
+        Why: a release's bytes are a function of its inputs' content, the config and the code —
+        an absolute path made two builds of the same corpus in two folders differ. Paths are
+        compared without resolving symlinks, so a dataset linked into the raw-dir is named by its
+        place there. The full path is printed on the console only."""
+        if "://" in root:
+            return root
+        path, raw = os.path.abspath(root), os.path.abspath(self.raw_dir)
+        if os.path.commonpath([path, raw]) == raw:
+            return Path(os.path.relpath(path, raw)).as_posix()
+        return f"outside --raw-dir ({flag})"
+
+    def source_unreadable(self, name: str, root: str, err: BadInput, *, sole: bool = False,
+                          flag: str = "") -> None:
         """A source that cannot be read as a whole (its annotation file, manifest or label list):
         the build stops with one message naming the file and what is wrong (SystemExit: no
         traceback, nothing published) — or, with ``--skip-unreadable-sources`` and other sources
         left (not ``sole``), the source is left out and recorded (manifest ``skipped_sources``,
-        a card warning)."""
+        a card warning; ``flag`` names the option that moves it, default ``--source <name>``)."""
         where = f"{err.source_file} (under {root}): {err.field}: {err.reason}"
         if sole or not getattr(self.args, "skip_unreadable_sources", False):
             hint = "" if sole else (" — fix it, or pass --skip-unreadable-sources to build the "
                                     "other sources without it")
             raise SystemExit(f"error: source {name} cannot be read: {where}{hint}")
-        self.skipped[name] = {"root": root, "file": err.source_file, "field": err.field,
+        self.skipped[name] = {"root": self.recorded_root(root, flag or f"--source {name}"),
+                              "file": err.source_file, "field": err.field,
                               "reason": err.reason}
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections import Counter
@@ -311,7 +312,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                   f"{write_build_diff(previous, staging)}", file=sys.stderr)
             manifest["files"] = file_inventory(staging, hashes)  # with reports/diff-*
             write_manifest(staging, manifest)
-        quality = gate(benchmark, staging, manifest, label=final, reports=staging / "reports",
+        quality = gate(benchmark, staging, manifest, label=release_label(manifest),
+                       reports=staging / "reports",
                        threads=local_workers(beam_args), proven=proven)
         if not quality.success:
             raise ReleaseError(f"the gate failed: {gate_summary(quality)}")
@@ -389,7 +391,12 @@ def split_facts(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[
     return {"split": list(ctx.splits), "splits": per}
 
 
-def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: Path, reports: Path,
+def release_label(manifest: dict[str, Any]) -> str:
+    """What the gate's reports call a release: its benchmark and version, never its folder."""
+    return f"{manifest.get('benchmark', '?')} {manifest.get('version', '?')}"
+
+
+def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: str, reports: Path,
          threads: int = 1, proven: Collection[str] = frozenset()) -> QualityReport:
     """The gate of a (staged or published) release: every file against the manifest's sha256,
     size and row count, every embedded image and media file decoded (but for bytes in
@@ -467,22 +474,32 @@ def next_commands(benchmark: Benchmark, ctx: BuildContext, state: Path, status: 
     from annotation.server import load_panel_config
 
     exe = Path(sys.executable).with_name("benchforge")
-    bf = str(exe) if exe.exists() else f"{sys.executable} -m pipelines.cli"
-    data_dir = load_panel_config().data_dir
-    log = ctx.out_root / "review" / "log"
-    media = Path(status.get("media_root") or state / "media")
+    bf = shown(exe) if exe.exists() else f"{shown(Path(sys.executable))} -m pipelines.cli"
+    data_dir = shown(load_panel_config().data_dir)
+    log = shown(ctx.out_root / "review" / "log")
+    media = shown(Path(status.get("media_root") or state / "media"))
     round_ = f"--benchmark {benchmark.name} --round {status['review_round']} --rubric {status['rubric']}"
-    build = (f"{bf} build {benchmark.name} --config {ctx.config_path.resolve()} "
-             f"--raw-dir {ctx.raw_dir.resolve()} --out {ctx.out_root.parent}")
+    build = (f"{bf} build {benchmark.name} --config {shown(ctx.config_path)} "
+             f"--raw-dir {shown(ctx.raw_dir)} --out {shown(ctx.out_root.parent)}")
     return [
         f"{bf} review server start --data-dir {data_dir}",
         f"{bf} review panel ensure --data-dir {data_dir}",
-        f"{bf} review push --data-dir {data_dir} {round_} --candidates {state / 'review_candidates.jsonl'} "
+        f"{bf} review push --data-dir {data_dir} {round_} "
+        f"--candidates {shown(state / 'review_candidates.jsonl')} "
         f"--media-dir {media} --log-dir {log}",
         f"{bf} review pull --data-dir {data_dir} {round_} --log-dir {log}",
         f"{bf} review status --log-dir {log} --benchmark {benchmark.name}",
         f"{build} --decisions {log}",
     ]
+
+
+def shown(path: Path) -> str:
+    """A path as the commands a build prints give it: relative to the working directory when it
+    lies inside it (``.venv/bin/benchforge``, ``out/streamvibe/review/log``), else absolute —
+    so the state a build writes names no folder the user did not type, and pastes as it is."""
+    absolute = Path(os.path.abspath(path))
+    cwd = Path.cwd()
+    return absolute.relative_to(cwd).as_posix() if absolute.is_relative_to(cwd) else str(absolute)
 
 
 def print_pending(benchmark: Benchmark, ctx: BuildContext, state: Path,

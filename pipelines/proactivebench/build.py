@@ -111,7 +111,8 @@ class ProactiveBench(Benchmark):
                              "an unreadable source): build them too, or the evaluation split only")
         vocab, broken = preflight(readers)
         for env, err in broken.items():
-            ctx.source_unreadable(TRAIN_PREFIX + env, readers.pop(env).root, err)
+            ctx.source_unreadable(TRAIN_PREFIX + env, readers.pop(env).root, err,
+                                  flag=f"--train-source {env}")
         if not readers:
             raise SystemExit("error: no readable training source left to build")
         ctx.state["train_readers"], ctx.state["train_vocab"] = readers, vocab

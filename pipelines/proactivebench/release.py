@@ -33,7 +33,8 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
     readers = ctx.state["readers"]
     fin = Finalized(
         manifest={
-            "sources": {e: {"root": readers[e].root, **source_digest(sources.get(e, [])),
+            "sources": {e: {"root": ctx.recorded_root(readers[e].root, f"--source {e}"),
+                            **source_digest(sources.get(e, [])),
                             **({"notes": notes[e]} if e in notes else {})}
                         for e in sorted(readers)},
             "negatives": {"strategies": strategies, "clip": miner},

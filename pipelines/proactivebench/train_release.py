@@ -103,7 +103,8 @@ def train_finalize(ctx: BuildContext, counts: dict[str, dict[str, int]], fin: Fi
         "split": TRAIN_SPLIT,
         "record": {"record": TRAIN_ROW.name, "version": TRAIN_ROW.version},
         "config": CONFIG,
-        "sources": {env: {"root": readers[env].root, **source_digest(sources.get(env, []))}
+        "sources": {env: {"root": ctx.recorded_root(readers[env].root, f"--train-source / --source {env}"),
+                          **source_digest(sources.get(env, []))}
                     for env in sorted(readers)},
         **facts,
         "reward": cfg["reward"],

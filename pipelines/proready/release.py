@@ -121,7 +121,7 @@ def release_sources(ctx: BuildContext) -> dict[str, Any]:
     """The videos' root, the manifest's sha256 and every video's checksum."""
     reader = ctx.state["reader"]
     files = json.loads((ctx.staging / "_build" / "sources.json").read_text())
-    return {VIDEOS: {"root": reader.root,
+    return {VIDEOS: {"root": ctx.recorded_root(reader.root, "--source"),
                      "manifest_sha256": hashlib.sha256(reader.read_bytes(reader.manifest)).hexdigest(),
                      **source_digest([{"file": f["file"], "sha256": f["sha256"]} for f in files])}}
 

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 class DemoReleases:
     fingerprints: dict[str, dict[str, str]]  # benchmark → relative path → sha256
     paths: dict[str, Path]  # benchmark → release directory
+    raw: Path  # the demo corpora they were built from
 
 
 @pytest.fixture(scope="session")
@@ -31,4 +32,4 @@ def demo_releases(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Dem
     prints = demo_fingerprint.build_all(tmp)
     paths = {bench: next(p for p in sorted((tmp / "out" / bench).iterdir()) if p.name[:1].isdigit())
              for bench in prints}
-    return DemoReleases(prints, paths)
+    return DemoReleases(prints, paths, tmp / "raw")

@@ -1,8 +1,8 @@
 """The shared driver's release semantics, on small ProactiveBench builds of the demo corpus.
 
 What a build does with input it cannot use as a whole, with a source that yields nothing, and
-with a version that is already published (the issue "nothing silently lost, nothing silently
-corrupt"): each case is made in the test from the demo corpus (real registry media).
+with a version that is already published (nothing silently lost, nothing silently corrupt):
+each case is made in the test from the demo corpus (real registry media).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_skip_unreadable_sources_builds_the_others_and_says_so(corpus: Path, tmp
     manifest = json.loads((release / "manifest.json").read_text())
     skipped = manifest["skipped_sources"]["coco"]
     assert (skipped["file"], skipped["field"]) == ("annotations/instances_val2014.json", "json")
-    assert skipped["root"] == str(raw / "coco")
+    assert skipped["root"] == "coco"  # relative to --raw-dir: the release names no folder
     assert set(manifest["counts"]) == {"quickdraw"} and manifest["counts"]["quickdraw"]["kept"] == 8
     assert any(w.startswith("Source coco was NOT built") for w in manifest["warnings"])
     card = (release / "README.md").read_text()
@@ -227,3 +227,66 @@ def test_a_flag_neither_benchforge_nor_beam_knows_stops_the_build(
                           "--region", "r", "--temp_location=gs://b/t", "--setup_file=./setup.py",
                           "--direct_running_mode=multi_processing", "--direct_num_workers=2"]) == []
     assert unknown_flags(["--reviews", "x", "--num-workerz=2", "-q"]) == ["--reviews", "--num-workerz", "-q"]
+
+
+# -- releases and printed commands that name no folder --------------------------------------------
+
+
+def test_a_source_root_is_recorded_relative_to_the_raw_dir_or_by_its_flag(tmp_path: Path) -> None:
+    """A release's bytes are a function of its inputs' content, not of where they lie: a root
+    inside ``--raw-dir`` is named relative to it (a dataset linked into it by its place there),
+    one given elsewhere by the flag that gave it, a URL as it is."""
+    import argparse
+
+    from pipelines.common.benchmark import BuildContext
+
+    raw = tmp_path / "raw"
+    (raw / "coco").mkdir(parents=True)
+    (tmp_path / "data" / "quickdraw").mkdir(parents=True)
+    (raw / "qd").symlink_to(tmp_path / "data" / "quickdraw")
+    ctx = BuildContext({"version": "1.0.0"}, Path("c.yaml"), raw, tmp_path / "out", argparse.Namespace())
+    assert ctx.recorded_root(str(raw / "coco"), "--source coco") == "coco"
+    assert ctx.recorded_root(str(raw), "--source") == "."
+    assert ctx.recorded_root(str(raw / "qd"), "--source quickdraw") == "qd"
+    assert ctx.recorded_root(str(tmp_path / "data" / "quickdraw"), "--source quickdraw") == \
+        "outside --raw-dir (--source quickdraw)"
+    assert ctx.recorded_root(str(tmp_path / "rawer"), "--source x") == "outside --raw-dir (--source x)"
+    assert ctx.recorded_root("gs://bucket/coco", "--source coco") == "gs://bucket/coco"
+    relative = BuildContext({"version": "1"}, Path("c.yaml"), Path("raw"), Path("out"), argparse.Namespace())
+    assert relative.recorded_root(str(raw / "coco"), "--source coco") == "outside --raw-dir (--source coco)"
+
+
+def test_printed_paths_are_relative_inside_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.common.driver import shown
+
+    monkeypatch.chdir(REPO)
+    assert shown(REPO / ".venv" / "bin" / "benchforge") == ".venv/bin/benchforge"
+    assert shown(Path("out/streamvibe/review/log")) == "out/streamvibe/review/log"
+    assert shown(tmp_path / "out") == str(tmp_path / "out")  # outside it: as typed, absolute
+
+
+def test_the_pending_state_names_the_folders_as_the_user_typed_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built from a working directory with relative ``--raw-dir`` / ``--out``, the review loop's
+    next commands (status.json) use those relative paths and the repo's ``.venv/bin/benchforge``
+    as the user would type them from the repo, never a resolved absolute path of the build."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import make_streamvibe_demo
+
+    from pipelines.streamvibe.build import run as run_streamvibe
+
+    make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", tmp_path / "raw" / "streamvibe")
+    monkeypatch.chdir(tmp_path)
+    state = run_streamvibe(["--raw-dir", "raw", "--out", "out", "--no-review-media"])
+    commands = json.loads((state / "status.json").read_text())["next"]
+    assert commands[-1].endswith(" --raw-dir raw --out out --decisions out/streamvibe/review/log")
+    assert "--candidates out/streamvibe/review/3.0.0/review_candidates.jsonl" in commands[2]
+    assert not any(str(tmp_path) in c for c in commands)
+    monkeypatch.chdir(REPO)  # from the repo root, the console script is the repo's own
+    exe = Path(sys.executable).with_name("benchforge")
+    if exe.exists() and exe.is_relative_to(REPO):
+        state = run_streamvibe(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "o2"),
+                                "--no-review-media"])
+        first = json.loads((state / "status.json").read_text())["next"][0]
+        assert first.startswith(f"{exe.relative_to(REPO).as_posix()} review server start --data-dir ")
