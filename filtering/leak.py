@@ -350,10 +350,23 @@ class LeakFilter:
         if not self.applied:
             return "keep", "leak filter not applied: no probe models configured", ev
         if len(answering) < cfg.min_answering_models:
+            # Decided anyway when no answer of the failed probes could change the outcome: with
+            # every probe answering, the rate is over the whole pool (both denominators), so
+            # correct/pool already at the threshold filters, and (correct + failed)/pool below
+            # it keeps. Only a sample the failed probes could still push across is unresolved.
+            pool = len(probe_results)
+            if leaks(correct, pool, cfg.threshold):
+                return ("filter", f"first-turn leak: {correct}/{pool} probe models correct "
+                                  f"(>= {cfg.threshold:g}) whatever the {len(failed)} failed "
+                                  "probes would answer", ev)
+            if not leaks(correct + len(failed), pool, cfg.threshold):
+                return ("keep", f"{correct}/{pool} probe models correct: below {cfg.threshold:g} "
+                                f"even if all {len(failed)} failed probes were correct", ev)
             return (
                 "unresolved",
-                f"only {len(answering)} of {len(probe_results)} probe models answered "
-                f"(minimum {cfg.min_answering_models}); policy: {cfg.unresolved_policy}",
+                f"only {len(answering)} of {pool} probe models answered "
+                f"(minimum {cfg.min_answering_models}) and the {len(failed)} failed could still "
+                f"bring {correct} correct to the threshold; policy: {cfg.unresolved_policy}",
                 ev,
             )
         who = "probe models" if cfg.denominator == "pool" else "answering models"

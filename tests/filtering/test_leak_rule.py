@@ -89,6 +89,25 @@ def test_the_rate_is_over_the_whole_pool_as_the_paper_defines_it() -> None:
         pool_config(denominator="answered")
 
 
+@pytest.mark.parametrize("denominator", ["pool", "answering"])
+def test_only_a_sample_the_failed_probes_could_still_push_across_is_unresolved(denominator: str) -> None:
+    """6 correct of 22 (16 failed) has reached the App. 0.A.8 threshold whatever the failed
+    probes would answer: filtered, even under ``unresolved_policy: keep`` (it was kept as
+    unresolved when the minimum-answering check ran first). 1 correct with 16 failed could
+    still reach 6/22: unresolved; 1 correct with 4 failed cannot: kept."""
+    lf = LeakFilter(pool_config(unresolved_policy="keep", denominator=denominator))
+    decision, reason, _ = lf.decide(results(6, 0, failed=16))
+    assert (decision, lf.route(decision)) == ("filter", "filtered")
+    assert "6/22" in reason and "16 failed" in reason
+    assert lf.decide(results(1, 5, failed=16))[0] == "unresolved"
+    strict = LeakFilter(pool_config(unresolved_policy="filter", denominator=denominator,
+                                    min_answering_models=20))
+    decision, reason, _ = strict.decide(results(1, 17, failed=4))  # 18 answering < 20
+    assert decision == "keep" and "even if all 4 failed" in reason  # 1 + 4 < 6 of 22
+    assert strict.decide(results(2, 16, failed=4))[0] == "unresolved"  # 2 + 4 = 6 of 22
+    assert strict.decide(results(6, 13, failed=3))[0] == "filter"
+
+
 @pytest.mark.parametrize("policy,route", [("keep", "kept"), ("filter", "filtered"), ("reject", "rejected")])
 def test_unresolved_is_routed_by_explicit_policy(policy: str, route: str) -> None:
     lf = LeakFilter(pool_config(unresolved_policy=policy))
