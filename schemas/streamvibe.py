@@ -213,10 +213,10 @@ HISTORY_ITEM = StructOf((
 
 POINTWISE = RecordSchema(
     name="streamvibe_pointwise",
-    version="2.0.0",
+    version="3.0.0",
     doc="One Pointwise decision timestamp (§3.5): model input under Gold History, and the gold label.",
     fields=(
-        Field("id", "string", "'<sample id>@<t>' (+ '#<evidence id>' for a positive)."),
+        Field("id", "string", "'<sample id>@<t>#<j>', j counting the rows at that t (no label in it)."),
         Field("sample_id", "string", "Trajectory sample this probe belongs to (joins `SAMPLE.id`)."),
         Field("subtype", "string", "Subtype of the sample."),
         Field("t", "float64", "Decision time (integer seconds)."),

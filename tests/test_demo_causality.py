@@ -7,7 +7,9 @@ build's own functions compute from the record truncated at its time (``core/caus
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -39,6 +41,31 @@ def test_no_demo_probe_is_silent_by_construction(demo_releases: DemoReleases):
     assert after and all(r["active_intents"] for r in after)
     # and none is within the largest supported tolerance (2 s) of a window
     assert min(n["distance"] for s in samples for n in s["gold_negative_probes"]) > 2.0
+
+
+def _shape(value: Any, row: dict[str, Any]) -> str:
+    """What a value looks like once the row's own sample id and digits are masked: a column
+    whose shapes differ between positives and negatives tells a model the label."""
+    if isinstance(value, str):
+        return re.sub(r"\d+", "N", value.replace(row["sample_id"], "S"))
+    if isinstance(value, list):
+        return f"list[{'empty' if not value else 'items'}]"
+    return type(value).__name__
+
+
+def test_no_model_facing_pointwise_column_tells_the_label(demo_releases: DemoReleases):
+    """Only ``gold_*`` columns may depend on the label: for every other column, the shapes its
+    values take on positive rows and on negative rows overlap. The id was ``<sample>@<t>#<evidence
+    id>`` on every positive and ``<sample>@<t>`` on every negative, which separated them."""
+    _, rows = read_release(demo_releases.paths["streamvibe"])
+    positives = [r for r in rows if r["gold_should_respond"]]
+    negatives = [r for r in rows if not r["gold_should_respond"]]
+    assert positives and negatives
+    for column in (c for c in rows[0] if not c.startswith("gold_")):
+        pos = {_shape(r[column], r) for r in positives}
+        neg = {_shape(r[column], r) for r in negatives}
+        assert pos & neg, (column, sorted(pos), sorted(neg))
+    assert all(re.fullmatch(re.escape(f"{r['sample_id']}@{r['t']:g}") + r"#\d+", r["id"]) for r in rows)
 
 
 def test_every_proready_item_is_truncation_invariant(demo_releases: DemoReleases):

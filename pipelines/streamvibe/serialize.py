@@ -21,7 +21,10 @@
   preferred time that is still inside the window, else the last step inside it) and one per
   designated negative probe. Model input: the frames visible at t, the active intents, and the
   gold history (user turns up to t and the gold responses of points decided before t); the
-  ``gold_*`` columns are the label.
+  ``gold_*`` columns are the label. A row's id is ``<sample id>@<t>#<j>``, ``j`` counting the
+  rows at that t: it carries no label (it was ``…#<evidence id>`` for a positive and bare for a
+  negative, which told a model the answer). A negative probe lies outside every window, so it
+  never shares a t with a positive; two positives due at the same second get ``#0`` and ``#1``.
 * **Allocation** (Table 15, "Target balanced evaluation allocation"): per subtype at most its
   target, chosen round-robin across source collections in a seeded order so one collection
   cannot fill a subtype; the shortfall against each target is reported, never padded.
@@ -108,9 +111,11 @@ def pointwise_records(rec: dict[str, Any]) -> list[dict[str, Any]]:
     probes = [(decision_time(p), "positive", p) for p in rec["gold_evidence"]]
     probes += [(n["t"], n["probe_type"], None) for n in rec["gold_negative_probes"]]
     rows = []
+    at: dict[float, int] = defaultdict(int)  # rows so far at each decision time
     for t, kind, p in sorted(probes, key=lambda z: (z[0], z[1])):
+        at[t] += 1
         rows.append({
-            "id": f"{rec['id']}@{t:g}" + (f"#{p['id']}" if p else ""),
+            "id": f"{rec['id']}@{t:g}#{at[t] - 1}",
             "sample_id": rec["id"],
             "subtype": rec["subtype"],
             **pointwise_view(rec, t),

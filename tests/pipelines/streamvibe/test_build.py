@@ -43,7 +43,7 @@ def _rejections(d: Path) -> list[dict]:
 def test_pending_review_state_without_release(pending: Path):
     status = json.loads((pending / "status.json").read_text())
     assert status["state"] == "pending_review"
-    assert not (pending.parents[1] / "2.0.0").exists()  # no release, no fake approval
+    assert not (pending.parents[1] / "3.0.0").exists()  # no release, no fake approval
     for st, (inputs, rejected) in DEMO.items():
         c = status["counts"][st]
         assert (c["inputs"], c["rejected"], c["pending"], c["kept"]) == (
@@ -196,7 +196,7 @@ def test_a_missing_manifest_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Path, tmp_path: Path):
-    """Issue 14: a candidate whose task was tampered with is filtered naming the violation, and
+    """A candidate whose task was tampered with is filtered naming the violation, and
     the manifest counts the violations of the decision log."""
     from annotation import decision_log
 
@@ -211,7 +211,7 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
     log = tmp_path / "log"
     decision_log.append(log, rows, benchmark="streamvibe", review_round="streamvibe-r1",
                         violations=[violation])
-    # its own output folder: another test may already have published 2.0.0 with other decisions
+    # its own output folder: another test may already have published 3.0.0 with other decisions
     final = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"), "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["review"]["violations"] == {"task_modified": 1}

@@ -1,5 +1,5 @@
 """Candidates → real Label Studio → four reviewers → pull → release, with the commands the build
-prints, pasted as they are (StreamVibe App. B.3; issue 14 "the printed next commands work").
+prints, pasted as they are (StreamVibe App. B.3): the printed next commands work.
 
 Uses the annotation package's session fixtures (a real server in its own venv, four reviewers
 signed up through invite links, each with their own token) — imported, not copied. The build
@@ -105,7 +105,7 @@ def test_printed_commands_take_candidates_to_a_release(ls_env, panel, demo_raw, 
     assert f"{OBJECTED}\tv1\tneeds_correction" in shown and shown.count("\tapproved\t") == 4
 
     _paste(build, env)
-    final = out / "streamvibe" / "2.0.0"
+    final = out / "streamvibe" / "3.0.0"
     manifest = json.loads((final / "manifest.json").read_text())
     kept = {st: c["kept"] for st, c in manifest["counts"].items() if c["kept"]}
     assert kept == {"I": 1, "L": 1, "M": 1, "R": 1}
