@@ -110,7 +110,8 @@ class BuildEpisodes(beam.DoFn):
 
 
 class SelfCheck(beam.DoFn):
-    """Replay with oracle / always-abstain / always-proactive policies (issue: self-check)."""
+    """Replay with oracle / always-abstain / always-proactive policies: a self-check that every
+    episode ends as its graph says."""
 
     def process(self, episode: dict):
         reason = self_check(episode)

@@ -3,7 +3,7 @@
 
 The ``pointwise`` config (§3.5 Pointwise with Gold History) is not exported: its rows are
 respond-or-not decisions scored by FPR_near / accuracy on their own, not the six trajectory
-metrics, and it is not what the issue asks lmms-eval to score.
+metrics, and lmms-eval scores trajectories, not single decisions.
 """
 
 from __future__ import annotations

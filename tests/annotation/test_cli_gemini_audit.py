@@ -76,7 +76,7 @@ def test_gemini_review_then_audit_from_the_cli(tmp_path: Path, monkeypatch) -> N
 
 
 def test_audit_counts_the_first_decision_of_the_full_history(tmp_path: Path) -> None:
-    """Issue 14: r1 said "revise", a later pull shows "approve" on the same annotation; the audit
+    """r1 said "revise", a later pull shows "approve" on the same annotation; the audit
     takes the first (independent) decision, so r1 counts as a non-approval."""
     import json as _json
 
@@ -102,7 +102,7 @@ def test_audit_counts_the_first_decision_of_the_full_history(tmp_path: Path) -> 
 
 
 def test_audit_lists_candidates_nobody_reviewed(tmp_path: Path) -> None:
-    """Issue 14: the frozen candidate set comes from the push records, so a candidate without any
+    """The frozen candidate set comes from the push records, so a candidate without any
     decision is listed (it was simply absent before)."""
     import json as _json
 

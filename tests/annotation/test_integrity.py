@@ -1,4 +1,4 @@
-"""The integrity holes of issue 14, each produced for real on the server (all accepted by Label
+"""The integrity holes a review of the loop found, each produced for real on the server (all accepted by Label
 Studio with 200/201/204) and each caught by ``pull`` (StreamVibe App. B.3, docs/annotation.md).
 
 Each scenario first ran against the code before the fix (63bd6ed, one shared project, the task

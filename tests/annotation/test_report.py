@@ -110,7 +110,7 @@ def test_empty_audit_still_reports(tmp_path):
 
 
 def test_kappa_plot_shows_every_value(tmp_path, monkeypatch):
-    """Issue 14: κ = −0.333 must be inside the plot's y-range (it was clipped at −0.2)."""
+    """κ = −0.333 must be inside the plot's y-range (it was clipped at −0.2)."""
     import matplotlib.figure
 
     from annotation.agreement import audit

@@ -4,7 +4,7 @@ Four scripted reviewers decide with their own tokens, each in their own project 
 correction round pushes version 2; every integrity violation Label Studio lets through is produced
 for real (admin and outsider authors, an edit by another reviewer, an admin decision in a
 reviewer's name, a duplicate, off-rubric values, an incomplete approval, a PATCHed task — the
-holes of issue 14 are in ``test_integrity.py``); then statuses and the decision log are checked
+holes a review found are in ``test_integrity.py``); then statuses and the decision log are checked
 value by value.
 """
 

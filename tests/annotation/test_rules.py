@@ -139,7 +139,7 @@ def test_decision_log_append_and_read(tmp_path):
 
 
 def test_objection_is_final_for_its_version():
-    """Issue 14: "revise" then "approve" by the same reviewer on the same version used to be
+    """"Revise" then "approve" by the same reviewer on the same version used to be
     approved (the latest decision per reviewer won); the rule reads the whole history."""
     four = [_d("a", 1, f"r{i}", "approve") for i in range(1, 5)]
     later = "2026-11-29T11:00:00Z"

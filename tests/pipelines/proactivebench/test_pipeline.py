@@ -1,6 +1,6 @@
 """End to end: the Beam pipeline on the demo corpus (real registry media in native layouts).
 
-Checks what the issue asks a release to show: counts add up per environment, bad input of each
+Checks what a release must show: counts add up per environment, bad input of each
 kind lands in ``rejected/`` naming file and field, rebuilds and 1-vs-2-worker builds are
 byte-identical, and ``datasets`` decodes the frames without a cast.
 """

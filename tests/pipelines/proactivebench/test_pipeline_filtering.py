@@ -1,4 +1,4 @@
-"""The build with the leak filter and CLIP negatives switched on (issue: filtering).
+"""The build with the leak filter and CLIP negatives switched on.
 
 The probe pool is real: the openai SDK and the google-genai SDK talk to a local server speaking
 both protocols; the CLIP miner is real open_clip with a tiny registered architecture and random

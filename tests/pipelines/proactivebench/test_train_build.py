@@ -1,6 +1,6 @@
 """The training split end to end (ProactiveBench §5): the demo corpus built with ``--split train``.
 
-What the issue asks a release with a training split to show: both splits in one release (card
+What a release with a training split must show: both splits in one release (card
 configs, manifest counts per split, the same kept / filtered / rejected accounting); training
 items that leak on purpose (the demo corpus plants four) left out with reasons; a gate that
 fails a release whose training split holds an evaluation item; the rows load with ``datasets``

@@ -1,5 +1,5 @@
-"""Every answer a Beam worker paid for reaches the persistent cache (issue 12: "8 answered
-requests, 7 rows in the cache").
+"""Every answer a Beam worker paid for reaches the persistent cache (it once
+lost one: "8 answered requests, 7 rows in the cache").
 
 The StreamVibe ``GenerateCandidates`` DoFn is driven through the lifecycle a runner gives it —
 ``setup``, ``process`` on several batches, ``teardown`` — against the real google-genai client and
