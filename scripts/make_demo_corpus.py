@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -562,6 +563,27 @@ def check(out: Path) -> dict[str, dict[str, int]]:
     return counts
 
 
+# the folders of the corpus this script writes; anything else in it is another benchmark's
+DATASETS = ("coco", "quickdraw", "quickdraw_train", "imagenet_c", "rod", "vsod", "mvpn", "changeit")
+
+
+def keep_neighbours(out: Path, staging: Path) -> None:
+    """Carry every entry of ``out`` that is not one of :data:`DATASETS` (the StreamVibe and
+    ProReady-QA demo corpora beside this one) into ``staging`` as hard links, so the atomic
+    publish replaces only ProactiveBench's datasets. Why: the publish renamed a whole new folder
+    over ``out`` and deleted the other benchmarks' demo data with it. Hard links cost no copy,
+    and the originals stay until the rename, so an interrupted run loses nothing."""
+    if not out.is_dir():
+        return
+    for entry in sorted(out.iterdir()):
+        if entry.name in DATASETS:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, staging / entry.name, symlinks=True, copy_function=os.link)
+        else:
+            shutil.copy2(entry, staging / entry.name, follow_symlinks=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(REPO / "demo_corpus"), help="output directory")
@@ -573,8 +595,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_media()
     with staging_dir(out.parent, out.name) as tmp:
         ph = photos()
-        for env in ("coco/val2014", "coco/train2014", "coco/annotations", "quickdraw",
-                    "quickdraw_train", "imagenet_c", "rod", "vsod", "mvpn", "changeit"):
+        for env in ("coco/val2014", "coco/train2014", "coco/annotations", *DATASETS[1:]):
             (tmp / env).mkdir(parents=True, exist_ok=True)
         build_coco(tmp / "coco", ph)
         build_coco_train(tmp / "coco")
@@ -586,6 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         build_mvpn(tmp / "mvpn", ph)
         build_changeit(tmp / "changeit")
         counts = {} if args.no_check else check(tmp)
+        keep_neighbours(out, tmp)
         publish(tmp, out)  # atomic: an interrupted run keeps the previous corpus
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     if counts:
