@@ -5,6 +5,12 @@ the file (design.md §Conventions "Bad input"), never an uncaught ``OSError`` de
 worker, and the
 encoders must not embed anything that varies between runs (timestamps, EXIF, ICC blobs), so a
 rebuilt release is byte-identical.
+
+Every decode of source bytes goes through :func:`_loaded`, so its checks hold for every reader,
+crop, corruption and the release gate alike; one of them is the pixel limit
+(:func:`check_pixels`): a file of a few KB whose header claims 20000×20000 pixels made Pillow
+raise ``DecompressionBombError`` — an ``Exception``, not the ``OSError`` caught here — and the
+build died with a traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ JPEG_QUALITY = 95  # high enough that re-encoded crops keep the detail a model n
 PNG_COMPRESS_LEVEL = 6
 
 Box = tuple[int, int, int, int]  # (left, top, right, bottom), PIL convention
+
+# The most pixels a source image (or a video frame, core/media/video.py) may have: Pillow's
+# default ``Image.MAX_IMAGE_PIXELS`` (1 GiB of 4-byte pixels / 3), ~268 MB as RGB. Pillow only
+# *warns* (``DecompressionBombWarning``) between this and twice it, and a warning is no rule: the
+# process's warning filters decide whether it is shown once, ignored or raised. So the limit is
+# checked here, on the header's size before any pixel is decoded, and Pillow's error and warning
+# (raised as an exception under a strict filter) mean the same.
+MAX_PIXELS = 89_478_485
 
 # What a file name promises: extension → Pillow format. A file whose bytes are another format
 # (a PNG saved as ``.JPEG``, as in ImageNet's training set) was embedded silently; a release
@@ -73,6 +87,18 @@ def _check_named(fmt: str, source_file: str, field: str) -> None:
                                            f"{ext} names {min(named)}")
 
 
+def check_pixels(width: int, height: int, source_file: str, field: str) -> None:
+    """BadInput when a header's ``width`` × ``height`` exceeds :data:`MAX_PIXELS`: a decompression
+    bomb (a few KB claiming gigabytes of pixels) or an image too large to decode safely."""
+    if width * height > MAX_PIXELS:
+        raise BadInput(source_file, field, f"the header claims {width}x{height} = "
+                                           f"{width * height:,} pixels, over the limit of "
+                                           f"{MAX_PIXELS:,}: {_BOMB}")
+
+
+_BOMB = "a decompression bomb, or an image too large to decode safely"
+
+
 @contextmanager
 def _loaded(data: bytes, source_file: str, field: str, load: bool = True
             ) -> Iterator[Image.Image]:
@@ -81,9 +107,15 @@ def _loaded(data: bytes, source_file: str, field: str, load: bool = True
     try:
         with Image.open(io.BytesIO(data)) as img:
             _check_named(str(img.format), source_file, field)
+            check_pixels(img.width, img.height, source_file, field)
             if load:
                 img.load()  # force the full decode: a truncated JPEG fails here, not later
             yield img
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        # raised by Image.open before the size can be read: more than twice the limit (the
+        # error), or over it under a filter that turns the warning into an exception
+        raise BadInput(source_file, field, f"the header claims over {MAX_PIXELS:,} pixels "
+                                           f"({type(exc).__name__}: {exc}): {_BOMB}") from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise BadInput(
             source_file, field, f"cannot decode image: {type(exc).__name__}: {exc}"

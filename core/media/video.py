@@ -32,6 +32,12 @@ evidence window see what has not happened yet), shrunk by one rule (:func:`resiz
 and encoded by one rule (:func:`encode_jpeg`). Callers differ only in the cap on the longest
 side and, for StreamVibe, the configured JPEG quality.
 
+Content against name (design.md §Conventions "Bad input", as images do): a file whose magic
+bytes are another container than its extension names — AVI bytes saved as ``.mp4`` — is
+BadInput (:func:`check_container`); FFmpeg would decode it, and the release would name the file
+for what it is not. A video whose frame size exceeds the image pixel limit
+(:data:`core.media.images.MAX_PIXELS`) is BadInput before a frame is decoded.
+
 Determinism (design.md §Conventions): frames are encoded with OpenCV's bundled libjpeg-turbo at
 fixed parameters, so the same file gives the same bytes on every worker running the pinned wheel.
 """
@@ -61,6 +67,7 @@ import cv2  # noqa: E402
 import numpy as np
 
 from core.errors import BadInput
+from core.media.images import check_pixels
 
 log = logging.getLogger(__name__)
 _EPS = 1e-6  # seconds; decoder timestamps are msec floats (1.0000000001 s is 1 s)
@@ -71,8 +78,21 @@ STREAM_MAX_SIDE = 448
 # how much shorter than its header's promise (header frames / fps) a decoded timeline may be
 # before the file counts as truncated: container durations are estimates, a second is not.
 TRUNCATION_TOLERANCE_S = 1.0
+# how far a sampling rate may exceed the video's own before ``at_most_native`` rejects it: a
+# manifest's 30 fps for an NTSC 29.97 fps video asks for no frame the video lacks
+FPS_TOLERANCE = 0.01
+
+# container -> the extensions that name it; what the magic bytes say is :func:`sniff_container`
+CONTAINERS = {"AVI": (".avi",), "MP4/QuickTime": (".mp4", ".m4v", ".mov"),
+              "Matroska/WebM": (".mkv", ".webm")}
+_EXTENSION_CONTAINER = {ext: name for name, exts in CONTAINERS.items() for ext in exts}
+# the box types an ISO base media file (MP4, QuickTime) starts with: ``ftyp`` in every file
+# written since 2001, the others in older QuickTime files
+_ISO_BMFF_FIRST_BOXES = {b"ftyp", b"moov", b"mdat", b"free", b"skip", b"wide", b"pnot"}
 
 __all__ = [
+    "CONTAINERS",
+    "FPS_TOLERANCE",
     "JPEG_QUALITY",
     "STREAM_MAX_SIDE",
     "TRUNCATION_TOLERANCE_S",
@@ -81,10 +101,12 @@ __all__ = [
     "VideoInfo",
     "causal_frames",
     "causal_frames_bytes",
+    "check_container",
     "encode_jpeg",
     "probe_video",
     "reject_truncated",
     "resize_max_side",
+    "sniff_container",
     "transcode_for_browser",
 ]
 
@@ -187,12 +209,37 @@ def _stderr_to_log() -> Iterator[None]:
                 log.debug("decoder: %s", text)
 
 
+def sniff_container(head: bytes) -> str | None:
+    """The container a file's first 12 bytes name (a key of :data:`CONTAINERS`), ``None`` for
+    any other (MPEG-TS, FLV, noise: the decoder then decides)."""
+    if head[:4] == b"RIFF" and head[8:12] == b"AVI ":
+        return "AVI"
+    if head[4:8] in _ISO_BMFF_FIRST_BOXES:
+        return "MP4/QuickTime"
+    if head[:4] == b"\x1a\x45\xdf\xa3":  # EBML
+        return "Matroska/WebM"
+    return None
+
+
+def check_container(head: bytes, source_file: str, field: str) -> None:
+    """BadInput when ``head`` (a file's first bytes) starts another container than
+    ``source_file``'s extension names; an unknown extension or container is not judged."""
+    ext = os.path.splitext(source_file)[1]
+    named = _EXTENSION_CONTAINER.get(ext.lower())
+    found = sniff_container(head)
+    if named and found and found != named:
+        raise BadInput(source_file, field, f"the content is {found}, but the extension {ext} "
+                                           f"names {named}")
+
+
 def _open(path: str | os.PathLike[str], source_file: str) -> cv2.VideoCapture:
     p = Path(path)
     if not p.is_file():
         raise BadInput(source_file, "path", "video file not found")
     if p.stat().st_size == 0:
         raise BadInput(source_file, "frames", "empty file (0 bytes); decodes 0 frames")
+    with p.open("rb") as fh:
+        check_container(fh.read(12), source_file, "frames")
     # FFmpeg only (OpenCV's fallback AVI parser adds nothing a reader can use), and what OpenCV
     # prints while failing to open a corrupt file goes to the log: the rejection says it better.
     with _stderr_to_log():
@@ -202,6 +249,12 @@ def _open(path: str | os.PathLike[str], source_file: str) -> cv2.VideoCapture:
         raise BadInput(
             source_file, "frames", "cannot open video (unknown/corrupt container); decodes 0 frames"
         )
+    try:
+        check_pixels(int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0),
+                     int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0), source_file, "frames")
+    except BadInput:
+        cap.release()
+        raise
     return cap
 
 
@@ -314,8 +367,14 @@ def causal_frames(
     max_side: int | None = None,
     jpeg_quality: int = JPEG_QUALITY,
     source_file: str | None = None,
+    at_most_native: bool = False,
 ) -> CausalFrames:
     """The frame on screen at each t = k / ``fps`` (k = 0, 1, 2, …) while t < duration, as JPEG.
+
+    ``at_most_native``: an ``fps`` above the video's own nominal rate (by more than
+    :data:`FPS_TOLERANCE`) is BadInput, field ``fps``, before anything is decoded — it asks for
+    frames the video does not have, and each would repeat (1000 fps of a 25 fps clip: 40 copies
+    of every frame). A video whose header gives no rate is not judged.
 
     The rule (StreamVibe App. B.2 "at time t, the record exposes only frames … available by t";
     StreamReady §4.3: t_s is when evidence first appears): for each t, the *last decoded frame
@@ -325,7 +384,7 @@ def causal_frames(
     Each chosen frame goes through :func:`resize_max_side` and :func:`encode_jpeg` once, even
     when it stands for several seconds (a held frame), so repeated seconds share their bytes.
 
-    Speed (benchmarks/frames_1fps.py, issue 11: at most ffmpeg ``-vf fps=1``'s time): every frame
+    Speed (benchmarks/frames_1fps.py, target: at most the time of ffmpeg ``-vf fps=1``): every frame
     is decoded (``grab``), but only frames that can be the one on screen at the next t are
     colour-converted (``retrieve``). A frame at pts p can only be the one at t if its successor
     comes after t; the successor is not known yet, so a frame is retrieved when p + ``margin``
@@ -362,6 +421,8 @@ def causal_frames(
         cap = _open(path, src)
         try:
             native = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+            if at_most_native:
+                _check_rate(fps, native, src)
             header = int(round(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0))
             margin = 1.0 / native if native > 0 else math.inf  # no nominal rate: retrieve every frame
             retrieve = cap.retrieve
@@ -427,6 +488,13 @@ def causal_frames(
     )
 
 
+def _check_rate(fps: float, native: float, src: str) -> None:
+    if math.isfinite(native) and native > 0 and fps > native * (1 + FPS_TOLERANCE):
+        raise BadInput(src, "fps", f"sampling at {fps:g} fps asks for more frames than the video "
+                                   f"has: its own frame rate is {native:g} fps (each frame would "
+                                   f"repeat {fps / native:.3g} times)")
+
+
 def _shrink_encode(bgr: np.ndarray, max_side: int | None, quality: int, src: str, index: int) -> bytes:
     return encode_jpeg(resize_max_side(bgr, max_side), quality, source_file=src, index=index)
 
@@ -471,6 +539,7 @@ def causal_frames_bytes(
     fps: float = 1.0,
     max_side: int | None = None,
     jpeg_quality: int = JPEG_QUALITY,
+    at_most_native: bool = False,
 ) -> CausalFrames:
     """:func:`causal_frames` for bytes read through Beam's file systems (GCS, S3, local).
 
@@ -483,9 +552,9 @@ def causal_frames_bytes(
     with _temp_video(data, source_file) as name:
         try:
             return causal_frames(name, fps=fps, max_side=max_side, jpeg_quality=jpeg_quality,
-                                 source_file=source_file)
+                                 source_file=source_file, at_most_native=at_most_native)
         except BadInput as err:
-            if err.field.startswith("frame["):  # one frame: keep its index
+            if err.field.startswith("frame[") or err.field == "fps":  # one frame; the rate
                 raise
             raise BadInput(source_file, field, err.reason) from err
 

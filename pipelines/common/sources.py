@@ -11,22 +11,49 @@ COCO image, an unrecognized QuickDraw drawing). Every candidate a reader conside
 as exactly one of the three, so ``inputs = kept + filtered + rejected`` counts what the source
 holds, not only what was used (design.md §Conventions "Nothing lost"). Files under the root that
 belong to no candidate and are no part of the layout are reported by :meth:`SourceReader.unrecognized`.
+
+Readers list and read files only through :meth:`SourceReader.match`, :meth:`SourceReader.exists`
+and :meth:`SourceReader.read_bytes`, which hold the one rule for symbolic links (local roots;
+object stores have none): a link to an existing file or folder is followed, a dangling link or a
+loop is bad input. Why: Beam's local listing (``os.walk`` + ``getsize``) dropped dangling links
+and loops without a word and never descended into a linked folder, so a QuickDraw class file or
+an ImageNet-C class folder that was a broken link vanished from a published release, counted
+nowhere.
 """
 
 from __future__ import annotations
 
+import errno
+import fnmatch
+import os
 import posixpath
+import re
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from apache_beam.io.filesystem import FileSystem
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.localfilesystem import LocalFileSystem
 
 from core.blobs import BlobRef
 from core.errors import BadInput, Rejection
 from core.media.images import passthrough_or_png
+
+
+def safe_relative(path: Any, where: str, field: str) -> str:
+    """``path`` normalised, when it is a relative path that stays under the source root; else
+    BadInput (``where``, ``field``): an absolute path, ``..`` above the root or a URL would read
+    a file that is no part of the dataset, and a release names its files relative to the root."""
+    if not isinstance(path, str) or not path:
+        raise BadInput(where, field, "must be a non-empty relative path")
+    norm = posixpath.normpath(path)
+    if norm.startswith(("/", "../")) or norm == ".." or "://" in path:
+        raise BadInput(where, field, f"path {path!r} escapes the dataset root")
+    return norm
 
 
 @dataclass(frozen=True)
@@ -158,10 +185,104 @@ class SourceReader(ABC):
     def path(self, relative: str) -> str:
         return FileSystems.join(self.root, relative) if relative else self.root
 
+    @cached_property
+    def _real_root(self) -> str | None:
+        """The root with its links resolved on a local file system (the root itself may be a
+        link, e.g. ``quickdraw_train -> quickdraw``); ``None`` on an object store."""
+        if not isinstance(FileSystems.get_filesystem(self.root or "."), LocalFileSystem):
+            return None
+        return os.path.realpath(self.root or ".")
+
+    def unreadable_link(self, relative: str) -> str | None:
+        """Why ``relative`` cannot be read — a link whose target does not exist, a link loop, a
+        ``..`` path leading outside the root — or ``None`` (readable, simply missing, or on an
+        object store). A link to an existing file or folder is followed wherever it leads: the
+        user made it on their machine (``raw/coco/val2014 -> /datasets/coco/val2014`` is how a
+        raw-dir is assembled from shared storage), unlike a path inside an annotation file; the
+        manifest's checksums say what was read, and no reason names where it lay."""
+        real_root = self._real_root
+        full = self.path(relative)
+        if real_root is None or not os.path.lexists(full):
+            return None
+        try:
+            real = os.path.realpath(full, strict=True)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "a symbolic link loop (it never reaches a file)"
+            return "a symbolic link whose target does not exist"
+        if posixpath.normpath(relative).startswith("../") and \
+                os.path.commonpath([real, real_root]) != real_root:
+            return "a path that leads outside the dataset root"
+        return None
+
+    def exists(self, relative: str) -> bool:
+        """Whether ``relative`` is there — a bad link counts as there, so that reading it
+        (:meth:`read_bytes`) says what is wrong instead of the file being taken as absent."""
+        full = self.path(relative)
+        return os.path.lexists(full) if self._real_root is not None else FileSystems.exists(full)
+
+    def match(self, pattern: str) -> list[str]:
+        """Sorted paths, relative to the root, of the files matching ``pattern`` (a Beam glob
+        relative to the root: ``*`` within a name, ``**`` across folders). Dot-files and
+        dot-folders are never data and are left out. On a local root, links inside the root are
+        followed; a bad link (:meth:`unreadable_link`) where the pattern names a file is
+        returned, so reading it rejects what needs it, and one where the pattern needs a folder
+        is not (the layout check, :meth:`unrecognized`, reports it)."""
+        if self._real_root is None:
+            found = FileSystems.match([self.path(pattern)])[0].metadata_list
+            rels = (posixpath.relpath(m.path, self.root) for m in found)
+            return sorted(r for r in rels if not any(p.startswith(".") for p in r.split("/")))
+        return sorted(rel for rel, _why in self._walk(pattern))
+
+    def _walk(self, pattern: str) -> Iterator[tuple[str, str | None]]:
+        """``(relative path, why it cannot be read or None)`` of the local files matching
+        ``pattern``, one folder level per part of the pattern (all levels for ``**``). A linked
+        folder is entered unless it leads back to a folder above it: that link is a loop. A
+        folder that cannot be listed is an entry that cannot be read (Beam's listing skipped it);
+        a root that cannot be listed holds nothing, as it did for Beam."""
+        parts = pattern.split("/")
+        deep = re.compile(FileSystem.translate_pattern(pattern)) if "**" in pattern else None
+
+        def visit(rel_dir: str, depth: int, above: tuple[str, ...]) -> Iterator[tuple[str, str | None]]:
+            last = deep is None and depth == len(parts) - 1
+            try:
+                with os.scandir(self.path(rel_dir)) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError as exc:
+                if rel_dir and deep is not None:
+                    yield rel_dir, f"a folder that cannot be listed ({exc.strerror})"
+                return
+            for entry in entries:
+                if entry.name.startswith(".") or not (deep or fnmatch.fnmatchcase(entry.name, parts[depth])):
+                    continue
+                rel = posixpath.join(rel_dir, entry.name)
+                why = self.unreadable_link(rel) if entry.is_symlink() else None
+                if why is None and entry.is_dir():
+                    real = os.path.realpath(entry.path)
+                    if real not in above:
+                        if not last:
+                            yield from visit(rel, depth + 1, (*above, real))
+                        continue
+                    why = f"a symbolic link loop (it leads back to {self._shown(real)})"
+                if last if deep is None else deep.fullmatch(rel):
+                    yield rel, why  # a file, or a bad link standing where a file may be
+
+        if self._real_root is not None and os.path.isdir(self.root or "."):
+            yield from visit("", 0, (self._real_root,))
+
+    def _shown(self, real: str) -> str:
+        """A folder inside the root as a release may name it: relative, never a host path."""
+        rel = os.path.relpath(real, self._real_root)
+        return "the root" if rel == "." else f"{rel}/"
+
     def read_bytes(self, relative: str, *, field: str = "file") -> bytes:
-        """Read a file through Beam's file systems; a missing file is a BadInput, not a crash.
+        """Read a file through Beam's file systems; a missing file or a bad link
+        (:meth:`unreadable_link`) is a BadInput, not a crash or a read outside the root.
         The reason names the file relative to the root: a release must not carry host paths."""
         full = self.path(relative)
+        why = self.unreadable_link(relative)
+        if why is not None:
+            raise BadInput(relative, field, why)
         try:
             with FileSystems.open(full) as fh:
                 return fh.read()
@@ -193,16 +314,20 @@ class SourceReader(ABC):
         """One rejection per entry (folder or file) under the root that is no part of the layout,
         counting the files below it. Why: a misplaced folder or a root one level too high used to
         vanish without a word (inputs = 0); now it is an input, rejected with what is wrong.
-        Dot-files (``.DS_Store``, ``.git``) are never data and are skipped."""
+        Dot-files (``.DS_Store``, ``.git``) are never data and are skipped. A bad link (or a
+        folder that cannot be listed) that is itself the offending entry — a dangling class
+        folder sits where the layout sees "a file" — is rejected with what is wrong with it; one
+        at a file's place in the layout is read, and rejected, by whatever needs it
+        (:meth:`match`)."""
         if not self.checks_layout:
             return
-        found = FileSystems.match([self.path("**")])[0].metadata_list
+        local = self._real_root is not None
+        found = self._walk("**") if local else ((rel, None) for rel in self.match("**"))
         entries: Counter[tuple[str, str]] = Counter()
-        for m in found:
-            rel = posixpath.relpath(m.path, self.root)
-            if any(part.startswith(".") for part in rel.split("/")):
-                continue
+        for rel, unreadable in found:
             problem = self.layout_problem(rel)
+            if problem is not None and unreadable is not None and problem[0].rstrip("/") == rel:
+                problem = (rel, unreadable)
             if problem is not None:
                 entries[problem] += 1
         for (entry, why), n in sorted(entries.items()):

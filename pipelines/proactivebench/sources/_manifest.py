@@ -7,37 +7,28 @@ per-dataset keys documented in ``docs/sources.md``. A line that is not UTF-8 or 
 lacks a key or has an out-of-range value becomes a :class:`Rejection` whose ``source_file`` is
 ``manifest.jsonl:<line>`` and whose ``field`` names the key, as does every line of an id given
 twice; a frame file that is missing or undecodable at load time is a :class:`BadInput` naming
-``frames[i]``. A manifest or ``labels.json`` that cannot be read makes the whole source
-unreadable (reported before the build starts, :func:`pipelines.common.sources.preflight`).
+``frames[i]``, and a video sampled at an ``fps`` above its own frame rate (frames would repeat)
+one naming the video and ``fps``. A manifest or ``labels.json`` that cannot be read makes the
+whole source unreadable (reported before the build starts,
+:func:`pipelines.common.sources.preflight`).
 """
 
 from __future__ import annotations
 
 import json
-import posixpath
+import math
 from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
-
-from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.video import causal_frames_bytes, reject_truncated
 from core.text import json_error, utf8_lines
-from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader
+from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader, safe_relative
 
 MANIFEST = "manifest.jsonl"
 LABELS_FILE = "labels.json"  # optional: full label set per question type
-
-
-def _safe_rel(path: Any, where: str, field: str) -> str:
-    if not isinstance(path, str) or not path:
-        raise BadInput(where, field, "must be a non-empty relative path")
-    norm = posixpath.normpath(path)
-    if norm.startswith(("/", "../")) or norm == ".." or "://" in path:
-        raise BadInput(where, field, f"path {path!r} escapes the dataset root")
-    return norm
 
 
 def require(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -107,14 +98,14 @@ class ManifestReader(SourceReader):
             frames = require(rec, "frames", list, where)
             if not frames:
                 raise BadInput(where, "frames", "empty frame list", item_id=sid)
-            paths = [_safe_rel(p, where, f"frames[{i}]") for i, p in enumerate(frames)]
+            paths = [safe_relative(p, where, f"frames[{i}]") for i, p in enumerate(frames)]
             payload: dict[str, Any] = {"frames": paths}
             n: int | None = len(paths)
         elif self.allow_video and "video" in rec:
-            payload = {"video": _safe_rel(rec["video"], where, "video")}
+            payload = {"video": safe_relative(rec["video"], where, "video")}
             fps = rec.get("fps", 1)
-            if isinstance(fps, bool) or not isinstance(fps, int | float) or fps <= 0:
-                raise BadInput(where, "fps", f"{fps!r} is not a positive number", item_id=sid)
+            if isinstance(fps, bool) or not isinstance(fps, int | float) or not 0 < fps < math.inf:
+                raise BadInput(where, "fps", f"{fps!r} is not a positive, finite number", item_id=sid)
             payload["fps"] = fps
             n = None
         else:
@@ -175,7 +166,7 @@ class ManifestReader(SourceReader):
         question type (a manifest may list only a sample of the items, but wrong options should
         come from every label of the dataset)."""
         rel = LABELS_FILE
-        if not FileSystems.exists(self.path(rel)):
+        if not self.exists(rel):
             return {}
         try:
             data = json.loads(self.read_bytes(rel, field=rel))
@@ -226,8 +217,10 @@ class ManifestReader(SourceReader):
             data = self.read_bytes(rel, field="video")
             files.append((rel, sha256_hex(data)))
             # the frame on screen at each t = k / fps, full size (ProactiveBench frames keep
-            # the source resolution), by the project's one sampler and JPEG rule
-            sampled = causal_frames_bytes(data, rel, field="video", fps=ref.payload["fps"])
+            # the source resolution), by the project's one sampler and JPEG rule; an fps above
+            # the video's own would repeat frames the video does not have (docs/sources.md)
+            sampled = causal_frames_bytes(data, rel, field="video", fps=ref.payload["fps"],
+                                          at_most_native=True)
             reject_truncated(sampled.info, rel, "video")
             notes.extend((rel, n) for n in [sampled.info.note] if n)
             for f in sampled.frames:

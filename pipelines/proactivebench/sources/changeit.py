@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import csv
 import io
-import posixpath
 from collections.abc import Iterator
 from typing import Any
-
-from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.seeding import rng_for
@@ -127,7 +124,7 @@ class ChangeItReader(ManifestReader):
         return None
 
     def is_release_layout(self) -> bool:
-        return FileSystems.exists(self.path(CATEGORIES)) and not FileSystems.exists(self.path(MANIFEST))
+        return self.exists(CATEGORIES) and not self.exists(MANIFEST)
 
     def release_categories(self) -> dict[str, tuple[str, str]]:
         """DIR_NAME → (object, action) from ``categories.csv``."""
@@ -155,11 +152,9 @@ class ChangeItReader(ManifestReader):
         mode = self.config.extra.get("question_types", "random")
         if mode not in ("random", "object", "action", "both"):
             raise BadInput("config", "question_types", f"{mode!r} not in random/object/action/both")
-        found = FileSystems.match([self.path(f"{ANNOTATIONS}/*/*.fps1.csv")])[0].metadata_list
-        for path in sorted(m.path for m in found):
-            cat = posixpath.basename(posixpath.dirname(path))
-            vid = posixpath.basename(path)[: -len(".fps1.csv")]
-            rel = f"{ANNOTATIONS}/{cat}/{vid}.fps1.csv"
+        for rel in self.match(f"{ANNOTATIONS}/*/*.fps1.csv"):
+            _, cat, name = rel.split("/")
+            vid = name[: -len(".fps1.csv")]
             try:
                 if cat not in cats:
                     raise BadInput(rel, "category", f"{cat!r} is not in {CATEGORIES}")
@@ -205,7 +200,7 @@ class ChangeItReader(ManifestReader):
         folder = self.config.extra.get("videos_dir", "downloads")
         for ext in VIDEO_EXTS:
             rel = f"{folder}/{cat}/{vid}{ext}"
-            if FileSystems.exists(self.path(rel)):
+            if self.exists(rel):
                 return rel
         raise BadInput(f"{folder}/{cat}/{vid}.*", "video",
                        f"no downloaded video for annotation {cat}/{vid} (looked for {', '.join(VIDEO_EXTS)})")

@@ -5,8 +5,11 @@ Native layout: ``<root>/annotations/instances_<split>.json`` and ``<root>/<split
 annotation become samples ("we discard all those samples that contain more than one object"):
 the others are *filtered* by the rule ``multi-object image`` (or ``no object``), counted and
 listed. Annotations whose ``image_id`` matches no image, and every entry of an image id given
-twice, are rejected. Per sample the direction and the number of steps K ∈ {3, 4, 5} are drawn
-from ``rng_for(global_seed, sample_id, "coco_crop")`` among the directions that admit a
+twice, are rejected; so is an image with a bad annotation (a box that is not finite or lies
+outside the image, an unknown category) or a ``file_name`` leading outside the root, whatever
+its number of objects: a defect is reported as what it is, not hidden behind the rule. Per
+sample the direction and the number of steps K ∈ {3, 4, 5} are drawn from
+``rng_for(global_seed, sample_id, "coco_crop")`` among the directions that admit a
 challenging first crop (see :mod:`pipelines.proactivebench.sources._coco_crops`). The crops grow towards the
 move in whole-pixel steps exactly as the authors' ``COCO2014Environment`` computes them, so every
 episode replays in their evaluation package.
@@ -17,12 +20,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import posixpath
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from apache_beam.io.filesystems import FileSystems
 from pycocotools.coco import COCO
 
 from core.errors import BadInput, Rejection
@@ -30,11 +34,27 @@ from core.files import sha256_hex
 from core.media.images import crop, decode_image, encode_image, pixels_sha256
 from core.seeding import rng_for
 from core.text import json_error
-from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
+from pipelines.common.sources import (
+    Filtered,
+    Frame,
+    ItemRef,
+    SourceItem,
+    SourceReader,
+    safe_relative,
+)
 from pipelines.proactivebench.sources._coco_crops import DEFAULT_MAX_IOU, DIRECTIONS, STEPS, plan_crops
 
 ANN_DIR = "annotations"
 PREFIX, SUFFIX = "instances_", ".json"
+
+
+@dataclass(frozen=True)
+class _Object:
+    """One checked annotation: its id, its box clipped to the image, its category's name."""
+
+    ann_id: Any
+    box: tuple[float, float, float, float]
+    category: str
 
 
 def _has_id(entry: Any, key: str = "id") -> bool:
@@ -55,8 +75,8 @@ class COCOReader(SourceReader):
         chosen = self.config.extra.get("split")
         if chosen:
             return [chosen] if isinstance(chosen, str) else list(chosen)
-        found = FileSystems.match([self.path(f"{ANN_DIR}/{PREFIX}*{SUFFIX}")])[0].metadata_list
-        names = [posixpath.basename(m.path)[len(PREFIX):-len(SUFFIX)] for m in found]
+        found = self.match(f"{ANN_DIR}/{PREFIX}*{SUFFIX}")
+        names = [posixpath.basename(rel)[len(PREFIX):-len(SUFFIX)] for rel in found]
         if not names:
             raise BadInput(f"{ANN_DIR}/{PREFIX}<split>{SUFFIX}", "file", "no annotation file")
         return sorted(names)
@@ -148,16 +168,19 @@ class COCOReader(SourceReader):
                                               item_id=sid))
                 continue
             n = per_image[iid]
-            if n != 1:  # App. 0.A.7: only single-object images become samples
-                rule = "multi-object image" if n else "no object"
-                yield self.filtered(sid, rel, rule, f"{n} annotations; App. 0.A.7 keeps images "
-                                                    "with exactly one object")
-                continue
-            ann = coco.imgToAnns[iid][0]
             try:
-                yield self._ref(split, img, ann, coco, rel, digest)
+                # every annotation is checked, so a bad box on a multi-object image is reported
+                # as what it is, not hidden behind the rule that leaves the image out
+                objects = self._objects(split, img, coco, rel)
+                if n == 1:  # App. 0.A.7: only single-object images become samples
+                    yield self._ref(split, img, objects[0], rel, digest)
+                    continue
             except BadInput as err:
                 yield self.rejection(err, item_id=sid)
+                continue
+            rule = "multi-object image" if n else "no object"
+            yield self.filtered(sid, rel, rule, f"{n} annotations; App. 0.A.7 keeps images "
+                                                "with exactly one object")
         dangling: dict[Any, list[Any]] = {}
         for ann in annotations:
             if ann.get("image_id") not in entries:
@@ -168,19 +191,30 @@ class COCOReader(SourceReader):
                 f"image id {iid!r} matches no image ({len(ann_ids)} annotation"
                 f"{'s' if len(ann_ids) > 1 else ''}: {ann_ids[:5]})", item_id=f"{split}/{iid}"))
 
-    def _ref(self, split: str, img: dict[str, Any], ann: dict[str, Any], coco: COCO, rel: str,
-             digest: str) -> ItemRef:
-        sid = f"{split}/{img['id']}"
-        field = f"annotations[{ann.get('id')}].bbox"
+    def _objects(self, split: str, img: dict[str, Any], coco: COCO, rel: str) -> list[_Object]:
+        """Each annotation of an image as an :class:`_Object`, after the checks every image with
+        an object gets: its size, a ``file_name`` inside the dataset root, and every box finite,
+        ``[x, y, w, h]``, of positive size, inside the image, of a known category. BadInput
+        names the first failure."""
         width, height = img.get("width"), img.get("height")
+        if not coco.imgToAnns[img["id"]]:
+            return []
         if not all(isinstance(v, int) and v > 0 for v in (width, height)):
             raise BadInput(rel, f"images[{img['id']}].width/height", "missing or not positive")
         if not isinstance(img.get("file_name"), str):
             raise BadInput(rel, f"images[{img['id']}].file_name", "missing")
+        safe_relative(posixpath.join(split, img["file_name"]), rel, f"images[{img['id']}].file_name")
+        return [self._object(ann, width, height, coco, rel) for ann in coco.imgToAnns[img["id"]]]
+
+    @staticmethod
+    def _object(ann: dict[str, Any], width: int, height: int, coco: COCO, rel: str) -> _Object:
+        field = f"annotations[{ann.get('id')}].bbox"
         bbox = ann.get("bbox")
         if not (isinstance(bbox, list) and len(bbox) == 4
                 and all(isinstance(v, int | float) for v in bbox)):
             raise BadInput(rel, field, f"{bbox!r} is not [x, y, w, h]")
+        if not all(math.isfinite(v) for v in bbox):  # JSON readers take NaN and Infinity
+            raise BadInput(rel, field, f"{bbox!r} is not finite")
         x, y, w, h = (float(v) for v in bbox)
         if w <= 0 or h <= 0:
             raise BadInput(rel, field, f"non-positive size {bbox}")
@@ -193,17 +227,24 @@ class COCOReader(SourceReader):
         if cat is None:
             raise BadInput(rel, f"annotations[{ann.get('id')}].category_id",
                            f"unknown category {ann.get('category_id')!r}")
+        return _Object(ann.get("id"), (x, y, w, h), cat["name"])
+
+    def _ref(self, split: str, img: dict[str, Any], obj: _Object, rel: str, digest: str) -> ItemRef:
+        sid = f"{split}/{img['id']}"
+        x, y, w, h = obj.box
+        width, height = img["width"], img["height"]
         rng = rng_for(self.config.global_seed, f"{self.environment}/{sid}", "coco_crop")
         steps = rng.choice(STEPS)
         max_iou = float(self.config.extra.get("max_initial_iou", DEFAULT_MAX_IOU))
         plans = [p for d in self.directions()
                  if (p := plan_crops(width, height, (x, y, w, h), d, steps, max_iou))]
         if not plans:
-            raise BadInput(rel, field, "object too large or too small for a challenging crop")
+            raise BadInput(rel, f"annotations[{obj.ann_id}].bbox",
+                           "object too large or too small for a challenging crop")
         plan = rng.choice(plans)
         payload = {
             "split": split, "file_name": img["file_name"], "annotation_file": rel,
-            "annotation_sha256": digest, "category": cat["name"], "bbox": [x, y, w, h],
+            "annotation_sha256": digest, "category": obj.category, "bbox": [x, y, w, h],
             "image_size": [width, height], "direction": plan.direction, "steps": plan.steps,
             "layout": plan.layout, "boxes": [list(b) for b in plan.boxes],
             "initial_iou": round(plan.initial_iou, 4), "image_id": img["id"],

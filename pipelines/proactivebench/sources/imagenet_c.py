@@ -34,8 +34,6 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from apache_beam.io.filesystems import FileSystems
-
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.corruptions import (
@@ -95,7 +93,7 @@ class ImageNetCReader(SourceReader):
     @cached_property
     def labels(self) -> dict[str, str]:
         for name in MAPPING_FILES:
-            if FileSystems.exists(self.path(name)):
+            if self.exists(name):
                 text = self.read_bytes(name).decode("utf-8")
                 lemmas = {}
                 for i, line in enumerate(text.splitlines(), 1):
@@ -122,10 +120,7 @@ class ImageNetCReader(SourceReader):
 
     # -- enumeration ------------------------------------------------------------------------
     def _list(self, depth: int) -> list[list[str]]:
-        pattern = self.path("/".join(["*"] * depth))
-        found = FileSystems.match([pattern])[0].metadata_list
-        rels = [posixpath.relpath(m.path, self.root) for m in found]
-        return sorted(r.split("/") for r in rels)
+        return sorted(r.split("/") for r in self.match("/".join(["*"] * depth)))
 
     @cached_property
     def is_clean(self) -> bool:

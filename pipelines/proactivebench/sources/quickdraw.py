@@ -16,8 +16,9 @@ when it reads the same class files as the evaluation split, the two take disjoin
 class holding more than both samples together (ProactiveBench §5: a QuickDraw subset "disjoint
 from that used in ProactiveBench"; the build still checks it, ``heldout.py``). Lines that are not
 UTF-8, malformed lines and every line of a ``key_id`` given twice in a file are rejections naming
-``<file>:<line>`` and the field; a file or folder in the root that is not ``<category>.ndjson``
-is rejected too. The drawing
+``<file>:<line>`` and the field — a stroke ``[xs, ys, ts]`` of the *raw* format among them; a
+file or folder in the root that is not ``<category>.ndjson`` (the raw download,
+``full_raw_<category>.ndjson``, included) is rejected too. The drawing
 travels in the ItemRef payload, so ``load`` never re-reads a (large) class file.
 """
 
@@ -25,11 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 from collections.abc import Iterator
 from typing import Any
-
-from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
@@ -38,6 +36,7 @@ from core.text import json_error, utf8_lines
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 
 FULL_PREFIX = "full_simplified_"
+RAW_PREFIX = "full_raw_"  # the download name of the raw format ([xs, ys, ts], unscaled)
 SUFFIX = ".ndjson"
 DEFAULT_PER_CLASS = 10
 ORDERS = ("ascending", "descending")  # which end of the sha256(key_id) order a sample takes
@@ -49,10 +48,17 @@ def category_of(filename: str) -> str:
 
 
 def _check_drawing(drawing: Any, where: str) -> list[list[list[float]]]:
+    """The simplified format's strokes, ``[xs, ys]`` in 0..255. A stroke ``[xs, ys, ts]`` is the
+    *raw* format (screen coordinates, not scaled to 0..255, and timestamps): it was kept with its
+    times dropped, so a raw file in the simplified set became drawings at the wrong scale."""
     if not isinstance(drawing, list) or not drawing:
         raise BadInput(where, "drawing", "must be a non-empty list of strokes")
     for i, stroke in enumerate(drawing):
-        if not isinstance(stroke, list) or len(stroke) < 2:
+        if isinstance(stroke, list) and len(stroke) == 3:
+            raise BadInput(where, f"drawing[{i}]", "stroke is [xs, ys, ts]: the raw format "
+                                                   "(unscaled, timed); the layout is the simplified "
+                                                   "format, [xs, ys] in 0..255")
+        if not isinstance(stroke, list) or len(stroke) != 2:
             raise BadInput(where, f"drawing[{i}]", "stroke must be [xs, ys]")
         xs, ys = stroke[0], stroke[1]
         if not (isinstance(xs, list) and isinstance(ys, list)) or len(xs) != len(ys) or not xs:
@@ -99,11 +105,13 @@ class QuickDrawReader(SourceReader):
             return f"{top}/", "a folder in the root: the layout is <category>.ndjson files"
         if not relative.endswith(SUFFIX):
             return relative, f"not a simplified class file (<category>{SUFFIX})"
+        if relative.startswith(RAW_PREFIX):
+            return relative, (f"a raw-format class file ({RAW_PREFIX}<category>{SUFFIX}): the "
+                              f"layout is the simplified files (<category>{SUFFIX})")
         return None
 
     def files(self) -> list[str]:
-        found = FileSystems.match([self.path(f"*{SUFFIX}")])[0].metadata_list
-        names = sorted(posixpath.basename(m.path) for m in found)
+        names = [n for n in self.match(f"*{SUFFIX}") if not n.startswith(RAW_PREFIX)]
         cats = [category_of(n) for n in names]
         dupes = {c for c in cats if cats.count(c) > 1}
         if dupes:
@@ -143,7 +151,11 @@ class QuickDrawReader(SourceReader):
 
     def _enumerate_file(self, name: str, per_class: int) -> Iterator[ItemRef | Rejection | Filtered]:
         category = category_of(name)
-        data = self.read_bytes(name)
+        try:
+            data = self.read_bytes(name)
+        except BadInput as err:  # a bad link or an unreadable file: the class file, rejected
+            yield self.rejection(err, item_id=f"{category}/*")
+            return
         digest = sha256_hex(data)
         parsed: list[tuple[int, dict[str, Any]]] = []
         lines_of: dict[str, list[int]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from PIL import Image
 
 from core.errors import BadInput
 from core.media.images import (
+    MAX_PIXELS,
     center_crop,
     crop,
     decode_image,
@@ -18,7 +20,9 @@ from core.media.images import (
     passthrough_or_png,
     resize_short_edge,
     sniff_format,
+    verify_image,
 )
+from tests.core.media.bombs import huge_header
 
 
 def test_encode_is_deterministic_and_roundtrips() -> None:
@@ -89,3 +93,43 @@ def test_pixels_sha256_keys_decoded_pixels_not_the_file() -> None:
     changed.putpixel((0, 0), (0, 0, 0) if img.getpixel((0, 0)) != (0, 0, 0) else (1, 1, 1))
     keys = {pixels_sha256(x) for x in (img, jpeg, changed, img.convert("L"), img.crop((0, 0, 511, 512)))}
     assert len(keys) == 5
+
+
+@pytest.mark.parametrize("fmt", ["png", "jpeg"])
+def test_decompression_bomb_is_bad_input_not_a_crash(fmt: str) -> None:
+    """A few hundred bytes whose header claims 20000x20000 made Pillow raise
+    ``DecompressionBombError`` (not an ``OSError``) and the whole build died; between the limit
+    and twice it Pillow only warns, and a 10000x10000 claim was decoded into 300 MB."""
+    name = f"val2014/bomb.{'jpg' if fmt == 'jpeg' else 'png'}"
+    for width, height in ((20000, 20000), (10000, 10000)):
+        data = huge_header(fmt, width, height)
+        assert len(data) < 1000
+        with pytest.raises(BadInput) as err:
+            decode_image(data, name, field="file_name")
+        assert (err.value.source_file, err.value.field) == (name, "file_name")
+        assert err.value.reason.endswith(
+            "a decompression bomb, or an image too large to decode safely")
+        with pytest.raises(BadInput, match="decompression bomb"):
+            verify_image(data, name)  # the release gate's decode
+    assert err.value.reason.startswith(
+        "the header claims 10000x10000 = 100,000,000 pixels, over the limit of 89,478,485")
+
+
+def test_pixel_limit_does_not_depend_on_warning_filters() -> None:
+    """Whether Pillow's ``DecompressionBombWarning`` is shown, ignored or raised is the
+    process's warning filters' choice; the image is rejected under each."""
+    data = huge_header("png", 10000, 10000)
+    claims = {"error": "the header claims over 89,478,485 pixels (DecompressionBombWarning: ",
+              "ignore": "the header claims 10000x10000 = 100,000,000 pixels, over the limit",
+              "always": "the header claims 10000x10000 = 100,000,000 pixels, over the limit"}
+    for action, claim in claims.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)  # type: ignore[call-overload]
+            with pytest.raises(BadInput) as err:
+                decode_image(data, "x.png")
+        assert (err.value.source_file, err.value.field) == ("x.png", "file")
+        assert err.value.reason.startswith(claim)
+    assert MAX_PIXELS == Image.MAX_IMAGE_PIXELS  # Pillow's own default, not a second opinion
+    small = huge_header("png", 9459, 9459)  # 89,472,681 pixels: under the limit, decoded
+    with pytest.raises(BadInput, match="cannot decode image"):  # (its pixel data is 16x16)
+        decode_image(small, "x.png")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import struct
 import subprocess
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from core.media.video import (
     probe_video,
     reject_truncated,
     resize_max_side,
+    sniff_container,
     transcode_for_browser,
 )
 
@@ -377,3 +379,73 @@ def test_transcode_ffmpeg_h264(media: dict[str, Path], tmp_path: Path, ffmpeg: s
         check=True,
     ).stdout.strip()
     assert codec == "h264,yuv420p"
+
+
+# ------------------------------------------------------------------- content against name
+
+
+def test_container_must_be_what_the_extension_names(media: dict[str, Path], tmp_path: Path) -> None:
+    """AVI bytes named ``.mp4`` were decoded and kept under a name that says what they are not;
+    the container is sniffed from the magic bytes (RIFF…AVI, an ISO BMFF box, EBML), as images
+    are checked against their extension."""
+    avi = media["vtest.avi"].read_bytes()
+    (tmp_path / "clip.mp4").write_bytes(avi)
+    with pytest.raises(BadInput) as err:
+        causal_frames_bytes(avi, "vsod/clip.mp4", field="video")
+    assert (err.value.source_file, err.value.field) == ("vsod/clip.mp4", "video")
+    assert err.value.reason == "the content is AVI, but the extension .mp4 names MP4/QuickTime"
+    with pytest.raises(BadInput) as err:
+        probe_video(tmp_path / "clip.mp4", source_file="clip.mp4")
+    assert (err.value.field, err.value.reason) == (
+        "frames", "the content is AVI, but the extension .mp4 names MP4/QuickTime")
+    mp4 = media["bikes.mp4"].read_bytes()
+    with pytest.raises(BadInput, match="the content is MP4/QuickTime, but the extension .MKV names "
+                                       "Matroska/WebM"):
+        causal_frames_bytes(mp4, "bikes.MKV")
+    assert [sniff_container(d[:12]) for d in (avi, mp4)] == ["AVI", "MP4/QuickTime"]
+    # the names that agree, and a name no container claims, decode as before
+    assert len(causal_frames_bytes(mp4, "bikes.MOV").frames) == 10
+    assert len(causal_frames_bytes(avi, "vtest.video").frames) == 80
+
+
+def test_frame_size_over_the_pixel_limit_is_rejected_before_decoding(tmp_path: Path) -> None:
+    """A video frame is an image: a header claiming 12000x12000 frames (144 M pixels, over
+    ``core.media.images.MAX_PIXELS``) is rejected at open, like an image bomb."""
+    small = tmp_path / "small.avi"
+    out = cv2.VideoWriter(str(small), cv2.VideoWriter_fourcc(*"MJPG"), 2.0, (32, 24))
+    for i in range(4):
+        out.write(np.full((24, 32, 3), 40 * i, np.uint8))
+    out.release()
+    data = bytearray(small.read_bytes())
+    avih, strf = data.index(b"avih"), data.index(b"strf")
+    data[avih + 40:avih + 48] = struct.pack("<II", 12000, 12000)  # dwWidth, dwHeight
+    data[strf + 12:strf + 20] = struct.pack("<ii", 12000, 12000)  # biWidth, biHeight
+    sof = data.find(b"\xff\xc0")
+    while sof >= 0:  # every frame's JPEG header too
+        data[sof + 5:sof + 9] = struct.pack(">HH", 12000, 12000)
+        sof = data.find(b"\xff\xc0", sof + 2)
+    with pytest.raises(BadInput) as err:
+        causal_frames_bytes(bytes(data), "vsod/huge.avi", field="video")
+    assert (err.value.source_file, err.value.field) == ("vsod/huge.avi", "video")
+    assert err.value.reason == ("the header claims 12000x12000 = 144,000,000 pixels, over the limit "
+                                "of 89,478,485: a decompression bomb, or an image too large to "
+                                "decode safely")
+
+
+def test_sampling_above_the_video_rate_is_rejected_when_asked(media: dict[str, Path]) -> None:
+    """1000 fps of a 10 s, 25 fps clip asked for 10,000 frames of 250 (each repeated 40 times).
+    ``at_most_native`` (the ProactiveBench manifest readers) rejects it naming the file, the
+    field and both rates; NTSC's 29.97 counts as 30; without the flag nothing changes."""
+    with pytest.raises(BadInput) as err:
+        causal_frames(media["bikes.mp4"], fps=1000, source_file="vsod/bikes.mp4", at_most_native=True)
+    assert (err.value.source_file, err.value.field) == ("vsod/bikes.mp4", "fps")
+    assert err.value.reason == ("sampling at 1000 fps asks for more frames than the video has: its "
+                                "own frame rate is 25 fps (each frame would repeat 40 times)")
+    with pytest.raises(BadInput) as err:  # from bytes: the field stays fps
+        causal_frames_bytes(media["bikes.mp4"].read_bytes(), "vsod/bikes.mp4", fps=1000,
+                            at_most_native=True)
+    assert (err.value.source_file, err.value.field) == ("vsod/bikes.mp4", "fps")
+    ntsc = causal_frames(media["carphone_distorted.mp4"], fps=30, at_most_native=True)
+    assert len(ntsc.frames) == 121  # 4.004 s at 30 fps
+    assert len(causal_frames(media["bikes.mp4"], fps=25, at_most_native=True).frames) == 250
+    assert len(causal_frames(media["bikes.mp4"], fps=50).frames) == 500  # not asked: as before

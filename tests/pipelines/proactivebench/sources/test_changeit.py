@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core.errors import BadInput, Rejection
-from pipelines.common.sources import ItemRef
+from pipelines.common.sources import ItemRef, ReaderConfig
 from pipelines.proactivebench.sources.changeit import ChangeItReader, reference_of
 
 from .conftest import frame_list, occluded_sequence, write_video
@@ -187,3 +187,28 @@ def test_video_frames_are_the_ones_on_screen(tmp_path: Path, videos: Path) -> No
     # its header counts 444 frames, 68 decode — over the whole timeline (held frames): kept, and
     # the shortfall travels with the item into the manifest (docs/sources.md, the video rule)
     assert item.notes == [("tree.avi", "header says 444 frames, only 68 decode")]
+
+
+def test_release_files_behind_bad_links(tmp_path: Path, photos) -> None:
+    """An annotation that is a dangling link was dropped from the listing; a downloaded video
+    that is one was "not downloaded". Each is rejected once, naming the link; a category folder
+    that is a loop is rejected by the layout check."""
+    root = release_root(tmp_path, photos)
+    (root / "annotations" / "bacon").mkdir()
+    (root / "annotations" / "bacon" / "vid_D.fps1.csv").symlink_to("vid_D-gone.fps1.csv")
+    (root / "annotations" / "candle" / "old").symlink_to("..")
+    (root / "downloads" / "candle").mkdir()
+    (root / "downloads" / "candle" / "vid_B.mp4").symlink_to("vid_B-gone.mp4")
+    reader = ChangeItReader(str(root), ReaderConfig(extra={"question_types": "object"}))
+    out = list(reader.enumerate())
+    rej = {r.source_file: (r.field, r.reason) for r in out if isinstance(r, Rejection)}
+    assert rej["annotations/bacon/vid_D.fps1.csv"] == (
+        "annotation", "a symbolic link whose target does not exist")
+    refs = {x.source_id: x for x in out if isinstance(x, ItemRef)}
+    with pytest.raises(BadInput) as err:
+        reader.load(refs["candle/vid_B/object"])
+    assert (err.value.source_file, err.value.field, err.value.reason) == (
+        "downloads/candle/vid_B.mp4", "video", "a symbolic link whose target does not exist")
+    found = {r.item_id: r.reason for r in reader.unrecognized()}
+    assert found == {"annotations/candle/old": "a symbolic link loop (it leads back to annotations/) "
+                                               "(1 file)"}

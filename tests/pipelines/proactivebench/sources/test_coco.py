@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing import test_pipeline as beam_testing
+from apache_beam.testing.util import assert_that, equal_to
 
 from core.errors import BadInput, Rejection
 from core.media.images import decode_image
 from pipelines.common.sources import Filtered, ItemRef, ReaderConfig
+from pipelines.common.transforms import ReadSources
 from pipelines.proactivebench.sources._coco_crops import DIRECTIONS, iou, plan_crops
 from pipelines.proactivebench.sources.coco import COCOReader
+from tests.core.media.bombs import huge_header
 
 
 def _split(reader: COCOReader) -> tuple[dict[str, ItemRef], list[Rejection]]:
@@ -215,3 +221,113 @@ def test_draws_depend_on_seed_not_order(coco_root: Path) -> None:
 
 def test_vocabulary_from_json(coco_root: Path) -> None:
     assert COCOReader(str(coco_root)).vocabulary() == ["airplane", "cat", "cup", "person"]
+
+
+def _edit_instances(coco_root: Path, edit: Callable[[dict], None]) -> None:
+    ann = coco_root / "annotations" / "instances_val2014.json"
+    data = json.loads(ann.read_text())
+    edit(data)
+    ann.write_text(json.dumps(data))  # json writes NaN and Infinity as JSON readers take them
+
+
+def _ann(data: dict, ann_id: int) -> dict:
+    return next(a for a in data["annotations"] if a["id"] == ann_id)
+
+
+def test_a_box_that_is_not_finite_is_rejected(coco_root: Path) -> None:
+    """``NaN`` passed every comparison of the box check and the crop planner invented a box
+    (``[0, 7, 418, 485]``) for it; a box must be finite, on single- and multi-object images."""
+    def edit(data: dict) -> None:
+        _ann(data, 10)["bbox"] = [float("nan"), 7.0, 418.0, 485.0]
+        _ann(data, 13)["bbox"] = [0.0, 0.0, float("inf"), 50.0]  # image 3 has two objects
+    _edit_instances(coco_root, edit)
+    out = list(COCOReader(str(coco_root)).enumerate())
+    rej = {r.item_id: r for r in out if isinstance(r, Rejection)}
+    assert (rej["val2014/1"].source_file, rej["val2014/1"].field, rej["val2014/1"].reason) == (
+        "annotations/instances_val2014.json", "annotations[10].bbox",
+        "[nan, 7.0, 418.0, 485.0] is not finite")
+    assert (rej["val2014/3"].field, rej["val2014/3"].reason) == (
+        "annotations[13].bbox", "[0.0, 0.0, inf, 50.0] is not finite")
+    assert {x.source_id for x in out if isinstance(x, ItemRef)} == {"val2014/2", "val2014/5",
+                                                                    "val2014/6"}
+    assert len(out) == 10  # every input still accounted for once
+
+
+def test_a_bad_box_on_a_multi_object_image_is_reported(coco_root: Path) -> None:
+    """The box outside the image was hidden behind the rule ``multi-object image``: every
+    annotation of an image is checked, and a defect rejects the image, naming the box."""
+    _edit_instances(coco_root, lambda data: _ann(data, 13).update(bbox=[500.0, 0.0, 50.0, 50.0]))
+    out = list(COCOReader(str(coco_root)).enumerate())
+    (bad,) = [x for x in out if getattr(x, "item_id", "") == "val2014/3"]
+    assert isinstance(bad, Rejection)
+    assert (bad.source_file, bad.field, bad.reason) == (
+        "annotations/instances_val2014.json", "annotations[13].bbox",
+        "[500.0, 0.0, 50.0, 50.0] lies outside the 512x512 image")
+    assert [x.item_id for x in out if isinstance(x, Filtered)] == ["val2014/8"]  # no object
+    assert len(out) == 10
+
+
+def test_a_file_name_escaping_the_root_is_rejected(coco_root: Path) -> None:
+    """``../../../elsewhere.jpg`` was read from outside the source root and kept; it is
+    rejected as the manifest readers reject such paths, before anything is read."""
+    outside = coco_root.parent / "elsewhere.jpg"
+    outside.write_bytes((coco_root / "val2014" / "cat.jpg").read_bytes())
+    _edit_instances(coco_root, lambda data: data["images"][0].update(file_name="../../elsewhere.jpg"))
+    out = list(COCOReader(str(coco_root)).enumerate())
+    (bad,) = [x for x in out if getattr(x, "item_id", "") == "val2014/1"]
+    assert isinstance(bad, Rejection)
+    assert (bad.source_file, bad.field, bad.reason) == (
+        "annotations/instances_val2014.json", "images[1].file_name",
+        "path 'val2014/../../elsewhere.jpg' escapes the dataset root")
+
+
+def test_a_decompression_bomb_is_rejected_and_the_read_completes(coco_root: Path,
+                                                                 tmp_path: Path) -> None:
+    """A 600-byte JPEG whose header claims 20000x20000 raised DecompressionBombError through
+    the Load step and the whole build died; it is one rejected item, the others load."""
+    (coco_root / "val2014" / "cup.jpg").write_bytes(huge_header("jpeg", 20000, 20000))
+    reader = COCOReader(str(coco_root))
+    refs, _ = _split(reader)
+    with pytest.raises(BadInput) as err:
+        reader.load(refs["val2014/2"])
+    assert (err.value.source_file, err.value.field, err.value.item_id) == (
+        "val2014/cup.jpg", "file_name", "val2014/2")
+    assert err.value.reason.startswith("the header claims over 89,478,485 pixels")
+    with beam_testing.TestPipeline() as p:
+        read = p | ReadSources({"coco": reader}, str(tmp_path / "blobs"))
+        assert_that(read["items"] | beam.Map(lambda item: item.source_id), equal_to(["val2014/1"]),
+                    label="Loaded")
+        assert_that(read["load_rejected"] | beam.Map(lambda r: (r.item_id, r.source_file, r.field,
+                                                                "decompression bomb" in r.reason)),
+                    equal_to([("val2014/2", "val2014/cup.jpg", "file_name", True),
+                              ("val2014/5", "val2014/broken.jpg", "file_name", False),
+                              ("val2014/6", "val2014/missing.jpg", "file_name", False)]),
+                    label="Rejected")
+
+
+def test_an_instances_file_behind_a_bad_link_stops_the_source(coco_root: Path) -> None:
+    """A second split's instances file that was a dangling link vanished from the listing and
+    the release was built without the split; it now makes the source unreadable, naming it."""
+    ann = coco_root / "annotations"
+    (ann / "instances_train2014.json").symlink_to("instances_gone.json")
+    with pytest.raises(BadInput) as err:
+        COCOReader(str(coco_root)).vocabulary()
+    assert (err.value.source_file, err.value.field, err.value.reason) == (
+        "annotations/instances_train2014.json", "file", "a symbolic link whose target does not exist")
+
+
+def test_an_image_linked_from_elsewhere_is_read_like_its_target(coco_root: Path) -> None:
+    """A link to an existing file is followed wherever it leads (a raw-dir assembled from links
+    to shared storage); the frame names the link, relative to the root, never the host path."""
+    outside = coco_root.parent / "elsewhere"
+    outside.mkdir()
+    (coco_root / "val2014" / "cat.jpg").rename(outside / "cat.jpg")
+    (coco_root / "val2014" / "cat.jpg").symlink_to(outside / "cat.jpg")
+    (coco_root / "val2014" / "cup.jpg").rename(coco_root / "cup.jpg")
+    (coco_root / "val2014" / "cup.jpg").symlink_to("../cup.jpg")  # inside the root
+    reader = COCOReader(str(coco_root))
+    refs, _ = _split(reader)
+    item = reader.load(refs["val2014/1"])
+    assert item.frames and all(str(outside) not in f.source for f in item.frames)
+    assert all(str(outside) not in name for name, _ in item.source_files)
+    assert len(reader.load(refs["val2014/2"]).frames) >= 4

@@ -10,6 +10,7 @@ from core.errors import BadInput, Rejection
 from core.media.images import decode_image, encode_image
 from pipelines.common.sources import Filtered, ItemRef, ReaderConfig
 from pipelines.proactivebench.sources.imagenet_c import ImageNetCReader, disambiguate
+from tests.core.media.bombs import huge_header
 
 from .conftest import WNID_CAT, WNID_CUP
 
@@ -147,3 +148,52 @@ def test_png_saved_as_jpeg_is_rejected(imagenet_c_root: Path) -> None:
     assert (err.value.source_file, err.value.field) == (path.relative_to(imagenet_c_root).as_posix(),
                                                         "severity 4")
     assert err.value.reason == "the content is PNG, but the extension .JPEG names JPEG"
+
+
+def test_class_folders_behind_bad_links_are_rejected_and_counted(imagenet_c_root: Path) -> None:
+    """A wnid folder that was a dangling link or a loop was skipped by the listing and counted
+    nowhere; each is now a rejected input naming it. A link to an existing folder is followed
+    like the folder."""
+    cat = imagenet_c_root / "pixelate" / "5" / WNID_CAT
+    for f in cat.iterdir():
+        f.unlink()
+    cat.rmdir()
+    cat.symlink_to("n00000000")  # dangling
+    (imagenet_c_root / "pixelate" / "4" / "n01440764").symlink_to(".")  # back to pixelate/4/
+    (imagenet_c_root / "pixelate" / "3" / WNID_CUP).symlink_to(f"../2/{WNID_CUP}")  # inside: fine
+    reader = ImageNetCReader(str(imagenet_c_root))
+    found = {r.item_id: (r.field, r.reason) for r in reader.unrecognized()}
+    assert found == {
+        f"pixelate/5/{WNID_CAT}": ("path", "a symbolic link whose target does not exist (1 file)"),
+        "pixelate/4/n01440764": ("path", "a symbolic link loop (it leads back to pixelate/4/) "
+                                         "(1 file)"),
+    }
+    out = list(reader.enumerate())
+    rej = {r.item_id: (r.source_file, r.field) for r in out if isinstance(r, Rejection)}
+    assert rej == {f"pixelate/{WNID_CAT}/ILSVRC2012_val_00000001": (
+        f"pixelate/5/{WNID_CAT}/ILSVRC2012_val_00000001.JPEG", "severity 5")}
+    (ref,) = [x for x in out if isinstance(x, ItemRef)]  # the cup, its severity 3 now linked
+    assert ref.source_id == f"pixelate/{WNID_CUP}/ILSVRC2012_val_00000002"
+    assert len(reader.load(ref).frames) == 5
+
+
+def test_a_decompression_bomb_is_a_rejected_severity(imagenet_c_root: Path,
+                                                     imagenet_clean_root: Path) -> None:
+    """In the native layout (the file kept as it is) and in clean mode (decoded, resized and
+    corrupted) alike, a header claiming 20000x20000 is BadInput naming the file and field."""
+    (imagenet_c_root / f"pixelate/4/{WNID_CAT}/ILSVRC2012_val_00000001.JPEG").write_bytes(
+        huge_header("jpeg", 20000, 20000))
+    reader = ImageNetCReader(str(imagenet_c_root))
+    (ref,) = [x for x in reader.enumerate() if isinstance(x, ItemRef)]
+    with pytest.raises(BadInput) as err:
+        reader.load(ref)
+    assert (err.value.source_file, err.value.field) == (
+        f"pixelate/4/{WNID_CAT}/ILSVRC2012_val_00000001.JPEG", "severity 4")
+    assert "decompression bomb" in err.value.reason
+    (imagenet_clean_root / WNID_CUP / "coffee.JPEG").write_bytes(huge_header("jpeg", 10000, 10000))
+    clean = ImageNetCReader(str(imagenet_clean_root))
+    ref = next(x for x in clean.enumerate() if isinstance(x, ItemRef) and WNID_CUP in x.source_id)
+    with pytest.raises(BadInput) as err:
+        clean.load(ref)
+    assert (err.value.source_file, err.value.field) == (f"{WNID_CUP}/coffee.JPEG", "file")
+    assert err.value.reason.startswith("the header claims 10000x10000 = 100,000,000 pixels")

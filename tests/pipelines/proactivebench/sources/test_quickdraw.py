@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +15,8 @@ from core.errors import Rejection
 from core.media.images import decode_image
 from pipelines.common.sources import Filtered, ItemRef, ReaderConfig
 from pipelines.proactivebench.sources.quickdraw import QuickDrawReader
+
+from .conftest import CAT_STROKES, qd_line
 
 
 def test_enumerate_selects_filters_and_rejects(quickdraw_root: Path) -> None:
@@ -140,3 +146,72 @@ def test_descending_order_takes_the_other_end_of_the_same_ranking(tmp_path: Path
     assert rest_desc.reason.endswith("taken in descending sha256(key_id) order")
     with pytest.raises(ValueError, match="extra\\['order'\\] 'random'"):
         taken("random")
+
+
+def test_class_files_behind_bad_links_are_rejected_and_counted(quickdraw_root: Path) -> None:
+    """A dangling link or a loop as a class file was skipped by the listing, counted nowhere,
+    and the release was published without the class. Each is now one rejected input naming the
+    file; a link to an existing file is followed, inside the root or out of it."""
+    outside = quickdraw_root.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "owl.ndjson").write_text(json.dumps(qd_line("9001", CAT_STROKES, word="owl")) + "\n")
+    (quickdraw_root / "dog.ndjson").symlink_to("dog-missing.ndjson")
+    (quickdraw_root / "bird.ndjson").symlink_to("bird.ndjson")
+    (quickdraw_root / "owl.ndjson").symlink_to(outside / "owl.ndjson")
+    (quickdraw_root / "drawings").symlink_to("nowhere")  # a dangling folder link
+    (quickdraw_root / ".store").mkdir()
+    (quickdraw_root / ".store" / "sun.ndjson").write_text(
+        json.dumps(qd_line("9002", CAT_STROKES, word="sun")) + "\n")
+    (quickdraw_root / "sun.ndjson").symlink_to(".store/sun.ndjson")
+    reader = QuickDrawReader(str(quickdraw_root))
+    out = list(reader.enumerate())
+    rej = {r.source_file: (r.item_id, r.field, r.reason) for r in out if isinstance(r, Rejection)}
+    assert rej["dog.ndjson"] == ("dog/*", "file", "a symbolic link whose target does not exist")
+    assert rej["bird.ndjson"] == ("bird/*", "file", "a symbolic link loop (it never reaches a file)")
+    assert "owl.ndjson" not in rej
+    assert {"sun/9002", "owl/9001"} <= {x.source_id for x in out if isinstance(x, ItemRef)}
+    assert len(out) == 9 + 3 + 1
+    # the layout check reports the folder link, and nothing it already counted
+    found = {r.item_id: (r.field, r.reason) for r in reader.unrecognized()}
+    assert found == {"drawings": ("path", "a symbolic link whose target does not exist (1 file)")}
+    by_parts = [x for p in reader.partitions() for x in reader.enumerate_partition(p)]
+    assert sorted(map(repr, by_parts)) == sorted(map(repr, out))
+
+
+def test_raw_format_strokes_are_rejected(quickdraw_root: Path) -> None:
+    """The raw format's strokes are ``[xs, ys, ts]`` (screen coordinates, not scaled to 0..255,
+    and timestamps); such a line in the simplified set was kept with its times dropped. Its
+    download name, ``full_raw_<category>.ndjson``, is not a simplified class file."""
+    raw = [[[10, 20, 30], [40, 50, 60], [0, 17, 33]], [[5, 6], [7, 8], [50, 67]]]
+    path = quickdraw_root / "cat.ndjson"
+    path.write_text(path.read_text() + json.dumps(qd_line("5010", raw)) + "\n")
+    (quickdraw_root / "full_raw_dog.ndjson").write_text(json.dumps(qd_line("1", raw, word="dog")) + "\n")
+    reader = QuickDrawReader(str(quickdraw_root))
+    out = list(reader.enumerate())
+    (bad,) = [r for r in out if isinstance(r, Rejection) and r.source_file == "cat.ndjson:9"]
+    assert (bad.item_id, bad.field, bad.reason) == (
+        "cat/cat.ndjson:9", "drawing[0]",
+        "stroke is [xs, ys, ts]: the raw format (unscaled, timed); the layout is the simplified "
+        "format, [xs, ys] in 0..255")
+    assert reader.vocabulary() == ["The Eiffel Tower", "cat"]
+    (found,) = reader.unrecognized()
+    assert (found.source_file, found.field, found.reason) == (
+        "full_raw_dog.ndjson", "path", "a raw-format class file (full_raw_<category>.ndjson): the "
+        "layout is the simplified files (<category>.ndjson) (1 file)")
+
+
+def test_a_folder_that_cannot_be_listed_is_rejected(quickdraw_root: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beam's listing (``os.walk``) skipped a folder it could not list without a word."""
+    (quickdraw_root / "old").mkdir()
+    (quickdraw_root / "old" / "dog.ndjson").write_text("{}\n")
+    scandir = os.scandir
+
+    def refusing(path: str) -> Iterator[os.DirEntry[str]]:
+        if str(path).endswith("/old"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    found = {r.item_id: (r.field, r.reason) for r in QuickDrawReader(str(quickdraw_root)).unrecognized()}
+    assert found == {"old": ("path", "a folder that cannot be listed (Permission denied) (1 file)")}
