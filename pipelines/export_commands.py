@@ -101,7 +101,7 @@ def vlmevalkit(argv: list[str]) -> int:
 LMMS_EVAL_VENDORED = [
     "filtering/parsing.py", "pipelines/proactivebench/pools.py", "pipelines/proactivebench/scoring.py",
     "pipelines/streamvibe/scoring.py", "core/errors.py", "pipelines/proready/ars.py",
-    "core/media/video.py",
+    "core/media/video.py", "core/media/images.py",
 ]
 
 
