@@ -8,12 +8,21 @@ What goes in, and from where (nothing is typed twice):
   ``sc:Integer`` / ``sc:Float`` / ``sc:Boolean``, embedded images ``sc:ImageObject`` (the
   ``bytes`` of the ``{bytes, path}`` struct), lists ``repeated`` fields, structs ``subField`` s;
   each field keeps its schema docstring as description;
-* **file objects** — ``manifest.json``, ``README.md`` and every Parquet file of the manifest,
-  each with the sha256 the manifest records (``README.md``/``manifest.json`` hashed here); one
-  file set per config with the card's glob;
-* **licence, description, version, citation** — the card's ``license`` and summary, the
-  manifest's version and the sha256 of ``manifest.json`` (in ``sc:identifier``), the paper's
-  BibTeX entry from ``CITATIONS.bib`` (passed in by the caller, which knows the benchmark).
+* **file objects** — ``manifest.json`` (hashed here) and every file the manifest lists (the
+  card, the data, the reports), each once, under its path as ``@id``, with the sha256 the
+  manifest records and the media type its extension names (:data:`FORMATS`; an extension not
+  in the table is ``application/octet-stream``, never guessed); one file set per config with
+  the card's glob;
+* **licence, description, version, date, citation** — the card's ``license`` and summary, the
+  manifest's version and the sha256 of ``manifest.json`` (in ``sc:identifier``), the date of
+  the manifest's ``release`` entry as ``datePublished`` (the config's ``release_date:`` or the
+  commit date of the code: :func:`exports.release.release_date`), the paper's BibTeX entry
+  the manifest records (``citation``, from ``CITATIONS.bib``).
+
+So the document is a function of the manifest, the card and the Parquet schemas, and the gate
+derives it again and compares (:func:`first_difference`, called by
+:func:`exports.integrity.verify_croissant`): an edited ``croissant.json`` fails ``benchforge
+check``, naming the first JSON path that differs.
 
 Paths are relative, and Croissant resolves them against the folder holding the JSON file
 (mlcroissant reads a file set by walking that folder): ``croissant.json`` must therefore sit in
@@ -31,11 +40,11 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
 
-from core.files import file_sha256
 from exports.release_files import Release, read_release
 from schemas.core import IMAGE, Field, ListOf, StructOf
 
@@ -59,6 +68,26 @@ CONTEXT: dict[str, Any] = {
 DATA_TYPES = {"string": "sc:Text", "int32": "sc:Integer", "int64": "sc:Integer", "float64": "sc:Float",
               "bool": "sc:Boolean", IMAGE: "sc:ImageObject"}
 PARQUET = "application/x-parquet"
+# encodingFormat by extension: the media types mlcroissant 1.1.1 reads by (its EncodingFormat:
+# Parquet, JSON, JSON lines as "application/jsonlines", CSV, TSV, text, PNG, JPEG, …) and the
+# registered types of the other files a release holds (the card, the gate's HTML report)
+FORMATS = {
+    ".parquet": PARQUET, ".json": "application/json", ".jsonl": "application/jsonlines",
+    ".csv": "text/csv", ".tsv": "text/tab-separated-values", ".txt": "text/plain",
+    ".md": "text/markdown", ".html": "text/html", ".yaml": "application/yaml",
+    ".yml": "application/yaml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+    ".webp": "image/webp", ".gif": "image/gif", ".tif": "image/tiff", ".tiff": "image/tiff",
+    ".mp4": "video/mp4", ".webm": "video/webm", ".mkv": "video/x-matroska", ".avi": "video/x-msvideo",
+    ".mov": "video/quicktime", ".wav": "audio/wav", ".mp3": "audio/mpeg", ".zip": "application/zip",
+    ".tar": "application/x-tar", ".gz": "application/gzip",
+}
+UNKNOWN_FORMAT = "application/octet-stream"  # bytes of no declared type: a reader must not guess
+
+
+def encoding_format(path: str) -> str:
+    """The media type of a release file, by its extension (:data:`FORMATS`, case-insensitive);
+    :data:`UNKNOWN_FORMAT` for any other, so a file is never declared to be what it is not."""
+    return FORMATS.get(posixpath.splitext(path)[1].lower(), UNKNOWN_FORMAT)
 
 
 def _source(file_set: str, column: str, path: list[str]) -> dict[str, Any]:
@@ -98,9 +127,9 @@ def _field(rid: str, file_set: str, f: Field, column: str, path: list[str], dept
     return out
 
 
-def _file_object(rel: str, sha256: str, fmt: str) -> dict[str, Any]:
+def _file_object(rel: str, sha256: str) -> dict[str, Any]:
     return {"@type": "cr:FileObject", "@id": rel, "name": rel, "contentUrl": rel,
-            "encodingFormat": fmt, "sha256": sha256}
+            "encodingFormat": encoding_format(rel), "sha256": sha256}
 
 
 def _card_summary(card_text: str) -> str:
@@ -112,18 +141,17 @@ def _card_summary(card_text: str) -> str:
 
 def croissant(release: Release, folder: Path, citation: str = "") -> dict[str, Any]:
     """The Croissant JSON-LD of ``release`` for a file in ``folder`` (the release or a folder
-    containing it: paths are relative to the JSON file, module doc)."""
+    containing it: paths are relative to the JSON file, module doc). ``citation`` is the BibTeX
+    entry for a release whose manifest records none (built before manifests did); the
+    manifest's own ``citation`` wins, so the document stays a function of the release."""
     rel_root = os.path.relpath(release.path, folder)
     if rel_root.startswith(".."):
         raise ValueError(f"croissant.json must be written into {release.path} or a folder that "
                          f"contains it (Croissant paths are relative to the JSON file), not {folder}")
     prefix = "" if rel_root == "." else rel_root + "/"
-    distribution = [
-        _file_object(prefix + "manifest.json", release.manifest_sha256, "application/json"),
-        _file_object(prefix + "README.md", file_sha256(release.path / "README.md"), "text/markdown"),
-    ]
-    distribution += [_file_object(prefix + f["path"], f["sha256"], PARQUET)
-                     for f in release.manifest["files"]]
+    # the manifest lists the card with the other files: one object per file, README.md once
+    distribution = [_file_object(prefix + "manifest.json", release.manifest_sha256)]
+    distribution += [_file_object(prefix + f["path"], f["sha256"]) for f in release.manifest["files"]]
     record_sets: list[dict[str, Any]] = []
     for split in release.splits:  # a training split beside the evaluation split is described too
         for config, globs in release.configs(split=split).items():
@@ -154,9 +182,70 @@ def croissant(release: Release, folder: Path, citation: str = "") -> dict[str, A
         "distribution": distribution,
         "recordSet": record_sets,
     }
-    if citation:
-        meta["citeAs"] = citation
+    published = (release.manifest.get("release") or {}).get("date")
+    if published:  # a release built outside a git checkout with no release_date: names no date
+        meta["datePublished"] = str(published)
+    cite = str(release.manifest.get("citation") or citation)
+    if cite:
+        meta["citeAs"] = cite
     return meta
+
+
+def croissant_text(meta: dict[str, Any]) -> str:
+    """The bytes ``croissant.json`` holds for ``meta``: one serialisation, written by the build
+    and compared by the gate."""
+    return json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
+
+
+def _step(key: str) -> str:
+    return f".{key}" if re.fullmatch(r"[A-Za-z_]\w*", key) else f"[{key!r}]"
+
+
+def _ids(items: list[Any]) -> list[Any] | None:
+    """The ``@id`` of every entry of a JSON-LD list, or None unless every entry has one."""
+    if items and all(isinstance(i, dict) and "@id" in i for i in items):
+        return [i["@id"] for i in items]
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def first_difference(found: Any, derived: Any, where: str = "$") -> str | None:
+    """Where the JSON value ``found`` (a ``croissant.json`` as read) first differs from
+    ``derived`` (what the release gives, as JSON reads it back), as a JSON path and what each
+    side holds; None when they are equal. Lists of JSON-LD nodes are matched by ``@id`` first,
+    so a removed or added file object is named, not reported as a shift of every entry after
+    it."""
+    if isinstance(found, dict) and isinstance(derived, dict):
+        for key in derived:
+            if key not in found:
+                return f"{where}{_step(key)}: missing, the release gives {_short(derived[key])}"
+        for key in found:
+            if key not in derived:
+                return f"{where}{_step(key)}: {_short(found[key])}, which the release does not give"
+        for key in derived:
+            if (diff := first_difference(found[key], derived[key], where + _step(key))) is not None:
+                return diff
+        return None
+    if isinstance(found, list) and isinstance(derived, list):
+        ours, theirs = _ids(found), _ids(derived)
+        if ours is not None and theirs is not None:
+            if missing := [i for i in theirs if i not in ours]:
+                return f"{where}: no entry with @id {_short(missing[0])}, which the release gives"
+            if added := [i for i in ours if i not in theirs]:
+                return f"{where}: an entry with @id {_short(added[0])}, which the release does not give"
+        for i, (a, b) in enumerate(zip(found, derived, strict=False)):
+            if (diff := first_difference(a, b, f"{where}[{i}]")) is not None:
+                return diff
+        if len(found) != len(derived):
+            return f"{where}: {len(found)} entries, the release gives {len(derived)}"
+        return None
+    if type(found) is not type(derived) or found != derived:
+        return f"{where}: {_short(found)}, the release gives {_short(derived)}"
+    return None
 
 
 def write_croissant(release_dir: str | Path, folder: str | Path | None = None, citation: str = ""
@@ -171,7 +260,7 @@ def write_croissant(release_dir: str | Path, folder: str | Path | None = None, c
     meta = croissant(release, out_dir, citation)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / name
-    path.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(croissant_text(meta), encoding="utf-8")
     return path
 
 

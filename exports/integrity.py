@@ -7,7 +7,9 @@ the gate (``benchforge check`` and every build before it publishes) also runs th
 
 * :func:`verify_files` — every file the manifest lists exists with its size and sha256 (and, for
   Parquet, its row count); every other file in the release is reported (a release is complete
-  and immutable once published: nothing may be added to it afterwards);
+  and immutable once published: nothing may be added to it afterwards); ``croissant.json``,
+  which the manifest cannot list (it hashes the manifest), must equal the Croissant metadata
+  derived from the release again (:func:`verify_croissant`);
 * :func:`decode_media` — every image embedded in a Parquet file (any column whose Hugging Face
   feature is ``Image``, at any depth of lists and structs) and every image or video file of the
   release is decoded in full, as ``datasets`` or a player would. The one exception is the build's
@@ -33,11 +35,12 @@ from typing import Any
 from core.errors import BadInput
 from core.files import file_sha256
 from core.media.images import EXTENSION_FORMATS, verify_image
-from exports.release_files import read_batches
+from exports.croissant import croissant, croissant_text, first_difference
+from exports.release_files import read_batches, read_release
 
 MANIFEST = "manifest.json"  # the one file that cannot list itself
 # Croissant metadata records the manifest's sha256, so the manifest cannot list it: it is written
-# after the manifest and checked against it instead (exports/croissant.py)
+# after the manifest and derived from the release again by the gate instead (verify_croissant)
 CROISSANT = "croissant.json"
 VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".avi", ".mov")
 
@@ -46,7 +49,7 @@ VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".avi", ".mov")
 class Problem:
     """A file that is not what the manifest says, or media that do not decode."""
 
-    check: str  # "listed", "missing", "bytes", "sha256", "rows", "decode"
+    check: str  # "listed", "missing", "bytes", "sha256", "rows", "croissant", "decode"
     path: str  # relative to the release
     detail: str
 
@@ -59,22 +62,39 @@ def release_files(release: Path) -> list[str]:
 
 
 def verify_croissant(release: Path) -> list[Problem]:
-    """``croissant.json`` (when present) must describe this manifest: its ``manifest.json`` file
-    object carries the manifest's sha256."""
+    """``croissant.json`` (when present) must be the Croissant metadata this release gives: the
+    document is a function of the manifest, the card and the Parquet schemas
+    (:mod:`exports.croissant`), so it is derived again and compared byte for byte, and a
+    difference is named by its first JSON path. Why all of it: checking only the sha256 it
+    records for the manifest let an edited record set, ``contentUrl`` or file hash pass the gate."""
     path = release / CROISSANT
     if not path.is_file():
+        # a manifest that records the build's gate verdict belongs to a finished release, and
+        # the build writes croissant.json right after it: a missing one was deleted
+        try:
+            finished = "quality" in json.loads((release / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError):  # the manifest's own problems are reported apart
+            finished = False
+        return [Problem("missing", CROISSANT, "the build writes it into every release, and it "
+                                              "is not there")] if finished else []
+    try:
+        derived = croissant(read_release(release), release.resolve())
+    except Exception as exc:  # noqa: BLE001 - a release it cannot be derived from is a finding
+        return [Problem("croissant", CROISSANT, f"cannot derive the metadata it must hold from the "
+                                                f"release: {type(exc).__name__}: {exc}")]
+    expected = croissant_text(derived)
+    data = path.read_bytes()
+    if data == expected.encode("utf-8"):
         return []
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-        recorded = next(d.get("sha256") for d in meta.get("distribution", [])
-                        if d.get("contentUrl") == MANIFEST)
-    except (ValueError, StopIteration) as exc:
-        return [Problem("croissant", CROISSANT, f"no manifest.json file object ({type(exc).__name__})")]
-    actual = file_sha256(release / MANIFEST)
-    if recorded != actual:
-        return [Problem("croissant", CROISSANT, f"describes manifest sha256 {str(recorded)[:12]}…, "
-                                                f"the manifest is {actual[:12]}…")]
-    return []
+        found = json.loads(data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, or not JSON
+        return [Problem("croissant", CROISSANT, f"not valid JSON: {exc}")]
+    diff = first_difference(found, json.loads(expected))
+    return [Problem("croissant", CROISSANT,
+                    f"differs from the metadata the manifest, card and Parquet schemas give at {diff}"
+                    if diff else "the metadata the release gives, but not in the bytes the build "
+                                 "writes (formatting or key order changed)")]
 
 
 def verify_files(release: Path, listed: list[dict[str, Any]]) -> list[Problem]:

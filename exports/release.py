@@ -15,10 +15,13 @@ changes after it is published.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -41,27 +44,61 @@ class ReleaseError(RuntimeError):
     """The staged output does not make a consistent release; nothing is published."""
 
 
+def _git(*args: str) -> str:
+    """The output of a git command in the checkout the code runs from (OSError /
+    CalledProcessError outside one)."""
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def code_version() -> str:
-    """Package version plus the git commit the code was built from (``+dirty`` if modified)."""
+    """Package version plus the git commit the code was built from (``.dirty`` if modified)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         base = version("benchforge")
     except PackageNotFoundError:
         base = "0+unknown"
-    root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
         return f"{base}+g{commit}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.CalledProcessError):
         return base
+
+
+def code_date() -> str | None:
+    """The commit date (``YYYY-MM-DD``, as the committer recorded it) of the code, beside
+    :func:`code_version`: a fact of the commit, so every build of it agrees; None outside a git
+    checkout (then a release names no date unless its config does)."""
+    try:
+        return _git("log", "-1", "--format=%cs") or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def iso_date(value: Any) -> str:
+    """A config's ``release_date:`` as ``YYYY-MM-DD``. YAML reads an unquoted ``2025-06-01`` as a
+    ``date`` (which JSON, and so the manifest and the config hash, cannot hold) and a quoted one
+    as text; both are accepted. A time of day or any other form is refused (ValueError): a
+    release is published on a day."""
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        with contextlib.suppress(ValueError):  # 2025-02-30: refused below, like any non-date
+            return datetime.date.fromisoformat(value).isoformat()
+    raise ValueError(f"release_date: {value!r} is not a date (YYYY-MM-DD)")
+
+
+def release_date(config: dict[str, Any]) -> str | None:
+    """The date a new release is published under: the config's ``release_date:`` if it sets one,
+    else the commit date of the code (:func:`code_date`). Never the clock, nor
+    ``SOURCE_DATE_EPOCH``: a release's bytes are a function of its inputs, the config and the
+    code, so two builds of one commit on different days (or hosts) give the same bytes."""
+    if config.get("release_date") is not None:
+        return iso_date(config["release_date"])
+    return code_date()
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -269,8 +306,11 @@ def release_entry(out_root: Path, version: str, manifest: dict[str, Any], notes:
                   overwrote: list[str] | None) -> dict[str, Any]:
     """This version's release-notes facts (kept in the manifest, rendered into RELEASE_NOTES.md):
     the config's ``release_notes`` text, the previous published version and which record
-    folders and kept counts changed since it."""
-    entry: dict[str, Any] = {"notes": notes or "", "previous": None, "changes": [], "kept_changes": {}}
+    folders and kept counts changed since it, and the ``date`` it is published under
+    (:func:`release_date` of the manifest's config; the Croissant ``datePublished``). A rebuild
+    of the same records keeps its published entry, date included (:func:`release_status`)."""
+    entry: dict[str, Any] = {"notes": notes or "", "previous": None, "changes": [], "kept_changes": {},
+                             "date": release_date(manifest.get("config") or {})}
     prev_dir = previous_release(out_root, version)
     if prev_dir is not None:
         prev = read_manifest(prev_dir) or {}

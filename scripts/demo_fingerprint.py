@@ -8,11 +8,14 @@ corrections) and the StreamVibe demo release (scripted approvals of every candid
 ``benchmark/relative path → sha256``.
 
 Text files are hashed after one normalisation, because they legitimately differ between two
-checkouts: the ``code_version`` (git commit of the code) becomes ``<code_version>``. No path is
-normalised: a release names no folder it was built in or read from. The manifest lists the raw
-sha256 and size of every file, so for the text files among them (card, reports) those two
-values become ``<text>``: each of those files is fingerprinted itself, normalised; likewise the
-sha256 of the manifest and the card in ``croissant.json``. Nothing else is normalised.
+checkouts: the ``code_version`` (git commit of the code) becomes ``<code_version>``, and the
+release date (the commit date of the code, as the demo configs set no ``release_date:``) in
+the manifest's ``release`` entry and in ``croissant.json`` (``datePublished``) becomes
+``<date>``. No path is normalised: a release names no folder it was built in or read from. The
+manifest lists the raw sha256 and size of every file, so for the text files among them (card,
+reports) those two values become ``<text>``: each of those files is fingerprinted itself,
+normalised; likewise the sha256 of the manifest and the card in ``croissant.json``. Nothing
+else is normalised.
 
     .venv/bin/python scripts/demo_fingerprint.py                 # print the fingerprint
     .venv/bin/python scripts/demo_fingerprint.py --check FILE    # compare, list what differs
@@ -50,6 +53,8 @@ def normalized(path: Path) -> bytes:
         for f in manifest.get("files", []):
             if Path(f["path"]).suffix in TEXT:
                 f.update(sha256="<text>", bytes="<text>")
+        if manifest.get("release", {}).get("date"):
+            manifest["release"]["date"] = "<date>"
         text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     if path.name == "croissant.json":  # it records the manifest's and the card's raw sha256
         meta = json.loads(text)
@@ -57,6 +62,8 @@ def normalized(path: Path) -> bytes:
             if Path(str(f.get("contentUrl", ""))).suffix in TEXT:
                 f["sha256"] = "<text>"
         meta["identifier"] = re.sub(r"sha256:\w+", "sha256:<text>", str(meta.get("identifier", "")))
+        if "datePublished" in meta:
+            meta["datePublished"] = "<date>"
         text = json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
     return CODE_VERSION.sub(r"\1<code_version>", text).encode("utf-8")
 

@@ -57,6 +57,7 @@ from exports.release import (
     code_version,
     config_hash,
     file_inventory,
+    iso_date,
     outcome_counts,
     plot_counts,
     previous_release,
@@ -83,6 +84,11 @@ def load_config(path: Path) -> dict[str, Any]:
         raise SystemExit(f"cannot read config {path}: {exc}") from exc
     if not isinstance(config, dict) or "version" not in config:
         raise SystemExit(f"{path}: needs a mapping with at least `version:`")
+    if "release_date" in config:  # checked now, not after the pipeline; YAML may read a date
+        try:
+            config["release_date"] = iso_date(config["release_date"])
+        except ValueError as exc:
+            raise SystemExit(f"{path}: {exc}") from exc
     return config
 
 
@@ -325,8 +331,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         manifest["files"] = file_inventory(staging, hashes)  # now with the gate's reports
         write_manifest(staging, manifest)
         # Croissant metadata records the manifest's and the card's sha256, so it comes last;
-        # `benchforge check` verifies it against the manifest (exports/integrity.py)
-        write_croissant(staging, staging, citation=citation(benchmark.name))
+        # `benchforge check` derives it from the release again and compares (exports/integrity.py)
+        write_croissant(staging, staging)
         publish(staging, final)
     write_release_notes(ctx.out_root, benchmark.title)
     print_summary(benchmark, final, manifest, fin)
@@ -363,6 +369,7 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "versioning": SEMVER_HELP,
         "schema": {"record": benchmark.schema.name, "version": benchmark.schema.version},
         "code_version": code_version(),
+        "citation": citation(benchmark.name),  # what croissant.json cites (exports/croissant.py)
         "config_sha256": config_hash(ctx.config),
         "config": ctx.config,
         "global_seed": ctx.seed,

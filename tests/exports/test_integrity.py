@@ -10,16 +10,20 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from exports.croissant import croissant_text
 from exports.integrity import decode_media, verify_files
 from exports.release import file_inventory
 from pipelines.cli import main as benchforge
 from tests.pipelines.proactivebench.fixtures import all_environment_episodes, write_release
+from tests.support.demo import DemoReleases
 
 
 @pytest.fixture
@@ -226,4 +230,124 @@ def test_croissant_metadata_must_describe_the_manifest(release: Path) -> None:
     manifest = json.loads((release / "manifest.json").read_text())
     manifest["version"] = "1.0.1"  # edited after the metadata was written
     (release / "manifest.json").write_text(json.dumps(manifest))
-    assert [(p.check, p.path) for p in verify_files(release, listed)] == [("croissant", "croissant.json")]
+    problems = verify_files(release, listed)
+    assert [(p.check, p.path) for p in problems] == [("croissant", "croissant.json")]
+    assert 'at $.version: "1.0.0", the release gives "1.0.1"' in problems[0].detail
+
+
+# -- croissant.json, derived again: each edit -> (the file's new text, what the problem says) ----
+
+
+def _edited(edit: Callable[[dict], str]) -> Callable[[str], tuple[str, str]]:
+    """An edit of the parsed document, written back as the build writes it (so the edit is the
+    only difference); ``edit`` returns the part of the problem that names it."""
+    def apply(text: str) -> tuple[str, str]:
+        meta = json.loads(text)
+        named = edit(meta)
+        return croissant_text(meta), named
+    return apply
+
+
+def _parquet_object(meta: dict) -> tuple[int, dict]:
+    return next((i, d) for i, d in enumerate(meta["distribution"])
+                if d["encodingFormat"] == "application/x-parquet" and d["@type"] == "cr:FileObject")
+
+
+def _retype_a_field(meta: dict) -> str:
+    fields = meta["recordSet"][0]["field"]
+    i, field = next((i, f) for i, f in enumerate(fields) if f.get("dataType") == "sc:Text")
+    field["dataType"] = "sc:Integer"
+    return f'$.recordSet[0].field[{i}].dataType: "sc:Integer", the release gives "sc:Text"'
+
+
+def _move_a_content_url(meta: dict) -> str:
+    i, obj = _parquet_object(meta)
+    obj["contentUrl"] = "data/elsewhere.parquet"
+    return f'$.distribution[{i}].contentUrl: "data/elsewhere.parquet", the release gives "{obj["@id"]}"'
+
+
+def _change_a_sha256(meta: dict) -> str:
+    i, obj = _parquet_object(meta)
+    obj["sha256"] = "0" * 64
+    return f"$.distribution[{i}].sha256: "
+
+
+def _remove_a_file_object(meta: dict) -> str:
+    i, obj = _parquet_object(meta)
+    del meta["distribution"][i]
+    return f'$.distribution: no entry with @id "{obj["@id"]}", which the release gives'
+
+
+def _add_a_file_object(meta: dict) -> str:
+    meta["distribution"].append({"@type": "cr:FileObject", "@id": "extra.parquet", "name": "extra.parquet",
+                                 "contentUrl": "extra.parquet", "encodingFormat": "application/x-parquet",
+                                 "sha256": "0" * 64})
+    return '$.distribution: an entry with @id "extra.parquet", which the release does not give'
+
+
+def _change_the_date(meta: dict) -> str:
+    meta["datePublished"] = "2020-01-01"
+    return '$.datePublished: "2020-01-01", the release gives'
+
+
+CROISSANT_EDITS: dict[str, Callable[[str], tuple[str, str]]] = {
+    "record set field": _edited(_retype_a_field),
+    "contentUrl": _edited(_move_a_content_url),
+    "sha256": _edited(_change_a_sha256),
+    "removed file object": _edited(_remove_a_file_object),
+    "added file object": _edited(_add_a_file_object),
+    "datePublished": _edited(_change_the_date),
+    "invalid JSON": lambda text: (text[: len(text) // 2], "not valid JSON: "),
+    "reformatted": lambda text: (json.dumps(json.loads(text), indent=2),
+                                 "not in the bytes the build writes"),
+}
+
+
+@pytest.mark.parametrize("edit", list(CROISSANT_EDITS))
+def test_an_edited_croissant_fails_the_gate_naming_what_differs(edit: str, demo_releases: DemoReleases,
+                                                                 tmp_path: Path) -> None:
+    """croissant.json is a function of the manifest, the card and the Parquet schemas, so the
+    gate derives it again: every edit fails, named by its first differing JSON path (only the
+    sha256 it records for the manifest was checked, so all of these passed)."""
+    release = tmp_path / "2.0.0"
+    shutil.copytree(demo_releases.paths["proready"], release)
+    listed = json.loads((release / "manifest.json").read_text())["files"]
+    assert verify_files(release, listed) == []
+    path = release / "croissant.json"
+    text, named = CROISSANT_EDITS[edit](path.read_text(encoding="utf-8"))
+    path.write_text(text, encoding="utf-8")
+    problems = verify_files(release, listed)
+    assert [(p.check, p.path) for p in problems] == [("croissant", "croissant.json")]
+    assert named in problems[0].detail, problems[0].detail
+
+
+def test_a_deleted_croissant_fails_a_finished_release_but_not_a_staged_one(
+        demo_releases: DemoReleases, tmp_path: Path) -> None:
+    """The manifest cannot list croissant.json (it hashes the manifest), so a deleted one passed:
+    a manifest that records the build gate's verdict is a finished release, which has one. The
+    build's own gate runs before the file is written (no verdict yet) and must not ask for it."""
+    release = tmp_path / "2.0.0"
+    shutil.copytree(demo_releases.paths["proready"], release)
+    (release / "croissant.json").unlink()
+    manifest = json.loads((release / "manifest.json").read_text())
+    problems = verify_files(release, manifest["files"])
+    assert [(p.check, p.path) for p in problems] == [("missing", "croissant.json")]
+    del manifest["quality"]
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    assert [p for p in verify_files(release, manifest["files"]) if p.path == "croissant.json"] == []
+
+
+def test_benchforge_check_passes_the_demo_releases_and_fails_an_edited_croissant(
+        demo_releases: DemoReleases, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for bench, release in demo_releases.paths.items():
+        assert verify_files(release, json.loads((release / "manifest.json").read_text())["files"]) == []
+        assert benchforge(["check", str(release), "--reports", str(tmp_path / bench)]) == 0, bench
+    capsys.readouterr()
+    copy = tmp_path / "copy" / "2.0.0"
+    shutil.copytree(demo_releases.paths["proready"], copy)
+    text, named = CROISSANT_EDITS["record set field"]((copy / "croissant.json").read_text())
+    (copy / "croissant.json").write_text(text)
+    code, out = check(copy, capsys)
+    assert code == 1
+    assert ("FAIL file croissant.json [croissant]: differs from the metadata the manifest, card and "
+            f"Parquet schemas give at {named}") in out

@@ -1,9 +1,11 @@
 """Validate a Croissant file with mlcroissant and read every record back (run with the kit's
 interpreter: ``.venv-kits/mlcroissant/bin/python croissant_load.py <croissant.json>``).
 
-Prints JSON: the validation errors and warnings mlcroissant reports, and per record set the
-number of records, their ids, and the sha256 of the pixels of every image of the first record
-(mlcroissant decodes ``sc:ImageObject`` fields to PIL images).
+Prints JSON: the validation errors and warnings mlcroissant reports, the ``datePublished`` it
+read (ISO), the encoding formats of every file object and file set as mlcroissant holds them
+(one entry per node it keeps: two objects under one ``@id`` become one, their formats merged),
+and per record set the number of records, their ids, and the sha256 of the pixels of every
+image of the first record (mlcroissant decodes ``sc:ImageObject`` fields to PIL images).
 """
 
 import hashlib
@@ -20,7 +22,11 @@ def _id(value):
 def main(path: str) -> None:
     dataset = mlc.Dataset(jsonld=path)
     issues = dataset.metadata.ctx.issues
-    out = {"errors": sorted(issues.errors), "warnings": sorted(issues.warnings), "record_sets": {}}
+    published = dataset.metadata.date_published
+    out = {"errors": sorted(issues.errors), "warnings": sorted(issues.warnings),
+           "date_published": published.isoformat() if published else None,
+           "distribution": [[d.uuid, d.encoding_formats] for d in dataset.metadata.distribution],
+           "record_sets": {}}
     for record_set in dataset.metadata.record_sets:
         rid = record_set.uuid
         ids, images = [], []
