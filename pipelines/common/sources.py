@@ -148,40 +148,19 @@ class ReaderConfig:
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
-class SourceReader(ABC):
-    """Base class: ``root`` is the dataset directory (any Beam file system path)."""
+class DatasetRoot:
+    """One dataset's folder and the one way readers list and read it (module doc): ``root`` is
+    the dataset directory (any Beam file system path). Image readers extend it as
+    :class:`SourceReader`; the video benchmarks' dataset readers extend it too, so every reader
+    follows the same rules for links, ``..`` paths and files nobody listed."""
 
     environment: str = ""
     benchmark: str = "proactivebench"
     checks_layout: bool = False  # True: every file under the root is checked (unrecognized())
 
-    def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root.rstrip("/")
-        self.config = config or ReaderConfig()
 
-    @abstractmethod
-    def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
-        """Yield one ref per candidate item, a rejection for an item already known bad, or a
-        :class:`Filtered` for one a selection rule leaves out."""
-
-    def partitions(self) -> list[str]:
-        """Parts of the source that can be listed independently, so a Beam runner enumerates them
-        in parallel (e.g. one QuickDraw class file each). ``""`` is the whole source."""
-        return [""]
-
-    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection | Filtered]:
-        """Enumerate one part from :meth:`partitions` (default: the whole source)."""
-        yield from self.enumerate()
-
-    @abstractmethod
-    def load(self, ref: ItemRef) -> SourceItem:
-        """Read one item; raise BadInput naming file and field when it cannot be used."""
-
-    @abstractmethod
-    def vocabulary(self) -> list[str]:
-        """The dataset's full label set, sorted (wrong options are drawn from it)."""
-
-    # -- helpers shared by readers -------------------------------------------------------------
     def path(self, relative: str) -> str:
         return FileSystems.join(self.root, relative) if relative else self.root
 
@@ -334,6 +313,36 @@ class SourceReader(ABC):
             files = f"{n} file{'s' if n > 1 else ''}"
             yield self.rejection(BadInput(entry, "path", f"{why} ({files})"), item_id=entry,
                                  stage="enumerate")
+
+
+class SourceReader(DatasetRoot, ABC):
+    """An image dataset's reader: ``enumerate`` lists items, ``load`` reads one (module doc)."""
+
+    def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
+        super().__init__(root)
+        self.config = config or ReaderConfig()
+
+    @abstractmethod
+    def enumerate(self) -> Iterator[ItemRef | Rejection | Filtered]:
+        """Yield one ref per candidate item, a rejection for an item already known bad, or a
+        :class:`Filtered` for one a selection rule leaves out."""
+
+    def partitions(self) -> list[str]:
+        """Parts of the source that can be listed independently, so a Beam runner enumerates them
+        in parallel (e.g. one QuickDraw class file each). ``""`` is the whole source."""
+        return [""]
+
+    def enumerate_partition(self, partition: str) -> Iterator[ItemRef | Rejection | Filtered]:
+        """Enumerate one part from :meth:`partitions` (default: the whole source)."""
+        yield from self.enumerate()
+
+    @abstractmethod
+    def load(self, ref: ItemRef) -> SourceItem:
+        """Read one item; raise BadInput naming file and field when it cannot be used."""
+
+    @abstractmethod
+    def vocabulary(self) -> list[str]:
+        """The dataset's full label set, sorted (wrong options are drawn from it)."""
 
 
 def preflight(readers: dict[str, SourceReader]) -> tuple[dict[str, list[str]], dict[str, BadInput]]:
