@@ -1,0 +1,10 @@
+"""Readers of the video datasets the video benchmarks build from, in their released layouts
+(one module per dataset; :mod:`pipelines.common.video_sources.base` says what each gives).
+``DATASETS`` maps the folder name under ``<RAW_DIR>/<benchmark>/`` to the reader."""
+
+from __future__ import annotations
+
+from pipelines.common.video_sources.base import VideoDataset
+from pipelines.common.video_sources.youcook2 import YouCook2
+
+DATASETS: dict[str, type[VideoDataset]] = {cls.name: cls for cls in (YouCook2,)}
