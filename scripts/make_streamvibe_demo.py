@@ -48,6 +48,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import native_demo  # scripts/ is on the path when a script of it runs
+
 VTEST_TASK = "Watch the campus square: people walk along the paths and sometimes cut across the lawn."
 VTEST_NATIVE = {
     "events": [
@@ -259,6 +261,7 @@ def build(media: Path, out: Path) -> Path:
     ]
     (out / "manifest.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     build_train(media, out, task)
+    native_demo.build(media, out)  # the video datasets in their released layouts, beside it
     return out
 
 

@@ -34,6 +34,7 @@ from pipelines.common.benchmark import (
     Finalized,
     PendingReview,
 )
+from pipelines.common.video_sources import DATASETS
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.negatives import supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
@@ -91,7 +92,11 @@ class StreamVibe(Benchmark):
     worker_modules = ("pipelines.streamvibe.pipeline",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--generator", choices=["rule", "gemini"], default=None)
+        parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",
+                            help="a video dataset of the config's datasets: elsewhere, e.g. "
+                                 "youcook2=/data/YouCookII (default <raw-dir>/streamvibe/<dataset>)")
+        parser.add_argument("--generator", choices=["rule", "gemini"], default=None,
+                            help="candidates from native annotations (rule) or from Gemini")
         parser.add_argument("--no-review-media", action="store_true",
                             help="pending state without transcoded review videos")
         parser.add_argument("--train-config", type=Path,
@@ -128,6 +133,7 @@ class StreamVibe(Benchmark):
             read_manifest(root, manifest)
         except BadInput as err:
             ctx.source_unreadable(self.name, root, err, sole=True)
+        datasets = self._datasets(ctx, str(src.get("path", "streamvibe")))
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
@@ -135,7 +141,7 @@ class StreamVibe(Benchmark):
         if ctx.decisions is not None:
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
             statuses = review_statuses(ctx.decisions, ctx.panel_size, latest, ctx.violations)
-        ctx.state.update(root=root, manifest=manifest,
+        ctx.state.update(root=root, manifest=manifest, datasets=datasets,
                          intents=intents, specs_version=load_intent_specs(intents)[0],
                          gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
         if TRAIN_SPLIT in ctx.splits:
@@ -145,6 +151,42 @@ class StreamVibe(Benchmark):
             ctx.state["train"] = TrainConfig(
                 manifest=train["source"]["manifest"], sft_targets=train["sft_targets"],
                 rl_targets=rl["targets"], before_s=rl["before_s"], after_s=rl["after_s"])
+
+    def _datasets(self, ctx: BuildContext, base: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        """The config's video datasets (``datasets:``) as (name, root, subtypes to plan): each at
+        ``<raw-dir>/<source.path>/<name>`` unless ``--source <name>=PATH`` moves it; one whose
+        annotation files cannot be read stops the build, or is left out with
+        ``--skip-unreadable-sources``."""
+        conf = ctx.config.get("datasets") or {}
+        overrides = {}
+        for arg in ctx.args.source:
+            name, sep, path = arg.partition("=")
+            if not sep or not path:
+                raise SystemExit(f"--source {arg}: expected DATASET=PATH")
+            overrides[name] = path
+        unknown = sorted((set(conf) | set(overrides)) - set(DATASETS))
+        if unknown:
+            raise SystemExit(f"unknown video datasets {unknown} (config datasets: / --source); "
+                             f"known: {sorted(DATASETS)}")
+        out = []
+        for name in sorted(set(conf) | set(overrides)):
+            opts = conf.get(name) or {}
+            allowed = tuple(opts.get("subtypes") or SUBTYPES)
+            if set(allowed) - set(SUBTYPES):
+                raise SystemExit(f"datasets.{name}.subtypes: unknown {sorted(set(allowed) - set(SUBTYPES))}")
+            title = f"{DATASETS[name].title} ({self.title})"
+            if name in overrides:
+                root = ctx.source_root(overrides[name], title, f"--source {name}=PATH", base=Path.cwd())
+            else:
+                root = ctx.source_root(f"{base}/{name}", title,
+                                       f"set RAW_DIR, --source {name}=PATH, or leave it out of datasets:")
+            try:
+                DATASETS[name](root).check()
+            except BadInput as err:
+                ctx.source_unreadable(name, root, err)
+                continue
+            out.append((name, root, allowed))
+        return tuple(out)
 
     def groups(self, ctx: BuildContext) -> list[str]:
         return list(SUBTYPES) + ([TRAIN_PREFIX + st for st in SUBTYPES] if TRAIN_SPLIT in ctx.splits else [])
@@ -176,6 +218,7 @@ class StreamVibe(Benchmark):
             targets=cfg["targets"],
             review=st["statuses"] is not None,
             train=st.get("train"),
+            datasets=st["datasets"],
         ), st["statuses"], st["ledger"])
 
     def after_pipeline(self, ctx: BuildContext) -> None:

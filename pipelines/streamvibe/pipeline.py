@@ -34,11 +34,14 @@ from core.blobs import BlobStore, blob_root
 from core.errors import BadInput, Rejection
 from core.files import canonical_json
 from pipelines.common.progress import ReportProgress
+from pipelines.common.sources import Filtered
 from pipelines.common.transforms import (
+    FILTERED_INPUTS,
     REJECTED,
     CountAs,
     CountOutcomes,
     WriteFileList,
+    WriteFilteredInputs,
     WriteJson,
     WriteRejections,
     WriteShardedParquet,
@@ -47,6 +50,7 @@ from pipelines.streamvibe.candidates import RuleGenerator, assemble
 from pipelines.streamvibe.heldout import HELD_OUT, matches, source_id, split_video_key, stream_sha256
 from pipelines.streamvibe.negatives import negative_probes
 from pipelines.streamvibe.normalize import NormalizedVideo, VideoFailure, normalize_video
+from pipelines.streamvibe.planner import native_past_end, planned_pairs
 from pipelines.streamvibe.review import assign_version, evidence_json, gate
 from pipelines.streamvibe.serialize import allocate, pointwise_records, sample_record
 from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, video_key
@@ -96,6 +100,8 @@ class PipelineConfig:
     targets: dict[str, int] = field(default_factory=dict, hash=False)
     review: bool = False  # apply the review gate (a decision log was given)
     train: TrainConfig | None = field(default=None, hash=False)  # --split train
+    # video datasets in their released layouts: (name, root, subtypes the planner may use)
+    datasets: tuple[tuple[str, str, tuple[str, ...]], ...] = field(default=(), hash=False)
 
 
 def _reject(err: BadInput, subtype: str, stage: str, item_id: str) -> Rejection:
@@ -107,16 +113,25 @@ class _Split(beam.DoFn):
     def process(self, element):
         if isinstance(element, Rejection):
             yield TaggedOutput(REJECTED, element)
+        elif isinstance(element, Filtered):
+            yield TaggedOutput(FILTERED_INPUTS, element)
         else:
             yield element
 
 
-class NormalizeVideo(beam.DoFn):
-    """(video key, path) → (video key, NormalizedVideo | BadInput); decoded once per video. The
-    1 FPS frames go to the blob store at once; the video carries references (core.blobs)."""
+def _video_path(pair: dict[str, Any]) -> tuple[str, str]:
+    """(source, path) of a pair's video: ``""`` and the path under the manifest's root, or a
+    dataset's name and ``<dataset>/<path under the dataset's root>``."""
+    return str(pair.get("source", "")), pair["video"]
 
-    def __init__(self, root: str, frames: dict[str, Any], blobs: str) -> None:
-        self.root = root
+
+class NormalizeVideo(beam.DoFn):
+    """(video key, (source, path)) → (video key, NormalizedVideo | BadInput); decoded once per
+    video. The 1 FPS frames go to the blob store at once; the video carries references
+    (core.blobs). ``roots`` maps a dataset's name to its root (``""``: the manifest's root)."""
+
+    def __init__(self, roots: dict[str, str], frames: dict[str, Any], blobs: str) -> None:
+        self.roots = roots
         self.frames = frames
         self.blobs = blobs
         self.store: BlobStore | None = None
@@ -125,10 +140,11 @@ class NormalizeVideo(beam.DoFn):
         self.store = BlobStore(self.blobs)
 
     def process(self, element):
-        key, rel = element
+        key, (source, rel) = element
+        inside = rel[len(source) + 1:] if source else rel
         try:
             try:
-                with FileSystems.open(FileSystems.join(self.root, rel)) as fh:
+                with FileSystems.open(FileSystems.join(self.roots[source], inside)) as fh:
                     data = fh.read()
             except Exception as exc:  # noqa: BLE001 - missing/unreadable file is bad input
                 raise BadInput(rel, "video", f"cannot read video ({type(exc).__name__})") from exc
@@ -173,6 +189,10 @@ class GenerateCandidates(beam.DoFn):
             if isinstance(video, VideoFailure):
                 yield TaggedOutput(REJECTED, _reject(video.to_bad_input(), _subtype(pair), "normalize",
                                                      pair["id"]))
+                continue
+            late = native_past_end(pair, video.duration_s) if pair.get("source") else None
+            if late is not None:
+                yield TaggedOutput(REJECTED, _reject(late, _subtype(pair), "validate", pair["id"]))
             else:
                 ok.append((pair, video))
         raws = self.generator.generate_many(ok) if ok else []
@@ -332,7 +352,7 @@ def _serialize(key, grouped):
 def _subtype(x: Any) -> str:
     """Counts group of a pair, candidate or rejection: its intent subtype (``train/<subtype>`` in
     the training split)."""
-    if isinstance(x, Rejection):
+    if isinstance(x, Rejection | Filtered):
         return x.environment
     return (TRAIN_PREFIX if is_train(x["id"]) else "") + x["subtype"]
 
@@ -354,9 +374,26 @@ def _enumerate(p: beam.Pipeline, root: str, manifest: str, train: bool, label: s
     return listed.pairs, listed[REJECTED]
 
 
+def _plan_datasets(p: beam.Pipeline, cfg: PipelineConfig):
+    """(planned pairs, listing rejections, filtered inputs) of the video datasets read in their
+    released layouts (planner.py), one dataset per element so a runner lists them in parallel."""
+    seed = cfg.seed
+    listed = (
+        p
+        | "StartDatasets" >> beam.Create(list(cfg.datasets))
+        | "PlanDatasets" >> beam.FlatMap(lambda d: planned_pairs(d[0], d[1], seed, d[2]))
+        | "SplitPlanned" >> beam.ParDo(_Split()).with_outputs(REJECTED, FILTERED_INPUTS, main="pairs")
+    )
+    return listed.pairs, listed[REJECTED], listed[FILTERED_INPUTS]
+
+
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, Any] | None = None,
                    ledger: dict[str, list[dict[str, Any]]] | None = None) -> None:
     pairs, listing_rejected = _enumerate(p, cfg.root, cfg.manifest, False, "")
+    if cfg.datasets:
+        planned, planned_rejected, planned_filtered = _plan_datasets(p, cfg)
+        pairs = (pairs, planned) | "AllListedPairs" >> beam.Flatten()
+        listing_rejected = (listing_rejected, planned_rejected) | "AllListedRejected" >> beam.Flatten()
     rejected = [listing_rejected]
     train_rejected: list[Any] = []
     train_filtered: list[Any] = []
@@ -368,14 +405,20 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         pairs = (pairs, train_pairs) | "AllPairs" >> beam.Flatten()
     counts = [pairs | "CountPairs" >> CountAs("enumerated", _subtype),
               listing_rejected | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
+    files = []
+    if cfg.datasets:
+        counts.append(planned_filtered | "CountListingFiltered" >> CountAs("listing_filtered", _subtype))
+        files.append(planned_filtered | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging))
 
     total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
     videos = (
         pairs
-        | "VideoPaths" >> beam.Map(lambda x: (_pair_key(x), x["video"]))
+        | "VideoPaths" >> beam.Map(lambda x: (_pair_key(x), _video_path(x)))
         | "DistinctVideos" >> beam.Distinct()
         | "SpreadVideos" >> beam.Reshuffle()
-        | "Normalize" >> beam.ParDo(NormalizeVideo(cfg.root, cfg.frames, blob_root(cfg.staging)))
+        | "Normalize" >> beam.ParDo(NormalizeVideo(
+            {"": cfg.root, **{name: root for name, root, _ in cfg.datasets}}, cfg.frames,
+            blob_root(cfg.staging)))
     )
     joined = (
         {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (_pair_key(x), x)), "video": videos}
@@ -419,7 +462,6 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         lambda c, led: assign_version(c, led), led=AsDict(ledger_pc))
     cands | "WriteCandidates" >> WriteJson(f"{cfg.staging}/_build/candidates.json")
 
-    files = []
     if not cfg.review:
         counts.append(cands | "CountPending" >> CountAs("pending", _subtype))
     else:

