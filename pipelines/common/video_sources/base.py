@@ -159,10 +159,12 @@ class VideoDataset(DatasetRoot, ABC):
     def load_json(self, rel: str) -> Any:
         """A JSON annotation file as Python objects. Bytes that are not UTF-8 are kept as lone
         surrogates (``surrogateescape``), so one bad byte in one sentence rejects that sentence's
-        video (:func:`text_field`), not the whole dataset."""
+        video (:func:`text_field`), not the whole dataset. An object that holds a key twice is
+        marked (:func:`repeated_keys`), so the reader can reject that one record."""
         data = self.read_bytes(rel, field="file")
         try:
-            return json.loads(data.decode("utf-8", errors="surrogateescape"))
+            return json.loads(data.decode("utf-8", errors="surrogateescape"),
+                              object_pairs_hook=_object)
         except json.JSONDecodeError as exc:
             raise BadInput(rel, "json", json_error(exc)) from exc
         except RecursionError as exc:
@@ -206,6 +208,48 @@ class VideoDataset(DatasetRoot, ABC):
             for rel in files[video_id]:
                 yield BadInput(rel, "path", "video file that no annotation file lists "
                                             "(unannotated input)", self.item(video_id))
+
+
+class _Repeats(dict):  # type: ignore[type-arg]
+    """A JSON object that held a key more than once (JSON allows it; ``json`` keeps the last
+    value without a word, so which annotation the file meant is unknown)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out  # the common case: a plain dict, as before
+    seen: set[str] = set()
+    repeated = [k for k, _ in pairs if k in seen or seen.add(k)]
+    marked = _Repeats(out)
+    marked.repeated = tuple(dict.fromkeys(repeated))
+    return marked
+
+
+def repeated_keys(value: Any) -> tuple[str, ...]:
+    """The keys a JSON object read by :meth:`VideoDataset.load_json` held more than once."""
+    return value.repeated if isinstance(value, _Repeats) else ()
+
+
+def repeated_key(value: Any, where: str) -> str | None:
+    """The path (``<where>.<key>``) of the first key held twice in ``value`` or any object
+    inside it, else ``None``: a reader rejects that record instead of using whichever value
+    ``json`` happened to keep."""
+    if isinstance(value, dict):
+        for key in repeated_keys(value):
+            return f"{where}.{key}"
+        for key, item in value.items():
+            found = repeated_key(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            found = repeated_key(item, f"{where}[{k}]")
+            if found:
+                return found
+    return None
 
 
 def text_field(value: Any, file: str, where: str, item: str, *, required: bool = True) -> str:
