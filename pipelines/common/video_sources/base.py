@@ -17,8 +17,8 @@ the classes file, a video listed but not on disk, a video on disk that no annota
 lists, the same id in two split files). Whole-source problems — an annotation file that is not
 JSON or CSV — raise :class:`BadInput` from :meth:`VideoDataset.check`, before the build starts.
 The video's *decoded* duration is checked later, once the benchmark has decoded it
-(:func:`spans_past_end`): headers and annotated durations of real downloads often claim more
-than the file holds.
+(:func:`pipelines.streamvibe.planner.native_past_end`): headers and annotated durations of
+real downloads often claim more than the file holds.
 
 Every reader reads through :class:`~pipelines.common.sources.DatasetRoot` (links, ``..`` paths,
 files outside the layout follow the same rules as the image readers').
@@ -108,24 +108,6 @@ class NativeFiltered:
     source_file: str
     rule: str
     reason: str
-
-
-def spans_past_end(video: NativeVideo, decoded_s: float, tolerance_s: float = 0.5
-                   ) -> BadInput | None:
-    """The first span that lies past the video's *decoded* end, as bad input naming its native
-    file and field (and what the annotation file claimed, when it claimed more than the file
-    holds: a real download cut short, or a truncated file whose header still claims its full
-    length), else ``None``."""
-    for s in sorted(video.spans, key=lambda s: (s.end, s.field)):
-        if s.end > decoded_s + tolerance_s:
-            file, _, where = s.field.partition(": ")
-            claimed = video.annotated_duration_s
-            said = (f"; the annotation claims {claimed} s" if claimed is not None
-                    and claimed > decoded_s + tolerance_s else "")
-            return BadInput(file, where or "segment",
-                            f"span [{s.start}, {s.end}] s ends past the video's decoded end "
-                            f"({round(decoded_s, 3)} s{said})", video.key)
-    return None
 
 
 class VideoDataset(DatasetRoot, ABC):
