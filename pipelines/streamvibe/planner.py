@@ -43,6 +43,7 @@ from schemas.streamvibe import BENCHMARK, SUBTYPES
 EVENT_KINDS = ("step", "action", "narration")
 STATE_KINDS = ("action", "narration")
 MIN_GAP_S = 3.0  # a dynamic turn falls after the first intent's window (3 s, intents.yaml)
+IMMEDIATE_S = 3.0  # IT's answer is due within this (immediate_window, intents.yaml)
 PLANNED = "planned"  # the task_record of a planned pair names the annotation file it came from
 
 
@@ -63,18 +64,24 @@ def native_record(video: NativeVideo) -> dict[str, list[dict[str, Any]]]:
     return {"events": events, "states": states, "steps": steps, "actions": actions}
 
 
-def _first_times(events: list[dict[str, Any]]) -> dict[str, list[float]]:
+def _times(events: list[dict[str, Any]], last: float) -> dict[str, list[float]]:
+    """Label → its occurrence times a window can still hold (at least a second before ``last``,
+    the annotated end), one per second: two occurrences closer than that are one point to the
+    rule generator (candidates._windows), so a planned R with them would have one point."""
     out: dict[str, list[float]] = {}
-    for e in events:
-        out.setdefault(e["label"], []).append(float(e["t"]))
-    return out
+    for e in sorted(events, key=lambda e: float(e["t"])):
+        t, seen = float(e["t"]), out.setdefault(e["label"], [])
+        if t <= last - 1.0 and (not seen or t - seen[-1] >= 1.0):
+            seen.append(t)
+    return {label: ts for label, ts in out.items() if ts}
 
 
 def plan_requests(video: NativeVideo, native: dict[str, list[dict[str, Any]]], seed: int,
                   allowed: tuple[str, ...] = tuple(SUBTYPES)) -> list[dict[str, Any]]:
     """One request per subtype the annotations support (module doc), in subtype order."""
     events = native["events"]
-    times = _first_times(events)
+    last = video.annotated_duration_s or max((s.end for s in video.spans), default=0.0)
+    times = _times(events, last)
     phrase = {e["label"]: e["phrase"] for e in reversed(events)}
     once = sorted(label for label, ts in times.items() if len(ts) == 1)
     repeated = sorted(label for label, ts in times.items() if len(ts) >= 2)
@@ -107,7 +114,8 @@ def plan_requests(video: NativeVideo, native: dict[str, list[dict[str, Any]]], s
             a, b, u = rng(st).choice(turns)
             out.append({"subtype": st, "event": a, "new_event": b, "turn_at": u,
                         "slots": {"event": phrase[a], "new_event": phrase[b]}})
-    spans = [s for s in video.of_kind(*EVENT_KINDS) if s.end > s.start or s.kind == "narration"]
+    spans = [s for s in video.of_kind(*EVENT_KINDS)
+             if (s.end > s.start or s.kind == "narration") and s.end + IMMEDIATE_S <= last]
     if "IT" in allowed and times and spans:
         r = rng("IT")
         label = r.choice(sorted(times))

@@ -59,6 +59,17 @@ def test_the_planner_supports_what_the_annotations_hold_and_no_more() -> None:
     assert [r["subtype"] for r in plan_requests(acts, native, seed=0, allowed=("R", "P"))] == ["P", "R"]
 
 
+def test_the_planner_plans_only_what_a_window_can_hold_before_the_end() -> None:
+    # c001 twice 0.4 s apart (one point to the generator) and once in the last second: no R;
+    # the only span ending 3 s before the end is the first: IT turns there (its answer is due
+    # within 3 s)
+    video = _video(_action(1, 30, "c001", "Holding a cup"), _action(1.4, 58, "c001", "Holding a cup"),
+                   _action(59.5, 60, "c001", "Holding a cup"))
+    plan = {r["subtype"]: r for r in plan_requests(video, native_record(video), seed=0)}
+    assert "R" not in plan and plan["I"]["event"] == "c001"
+    assert plan["IT"]["turn_at"] == 30.0 and plan["IT"]["answer"] == "Holding a cup."
+
+
 def test_a_plan_is_seeded_per_video_and_does_not_move_with_other_videos() -> None:
     many = _video(*[_step(5 * k, 5 * k + 2, f"step {k}") for k in range(8)])
     plans = [plan_requests(many, native_record(many), seed=s) for s in (0, 0, 1, 2, 3)]
