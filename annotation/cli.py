@@ -254,32 +254,47 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m annotation.cli", description=__doc__,
+PROG = "python -m annotation.cli"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The review command line under the program name it is run as (``benchforge review`` from
+    the ``benchforge`` entry point): usage lines and the description's examples show that name, so
+    what ``--help`` prints pastes as it is."""
+    ap = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace(PROG, prog),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default=None, help="panel config (default configs/review_panel.yaml)")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data-dir")
-        p.add_argument("--port", type=int)
-        p.add_argument("--media-root")
+        p.add_argument("--data-dir", help="the server's data folder: names which server (default: "
+                                          "server.data_dir of the panel config)")
+        p.add_argument("--port", type=int, help="the server's port (default: server.port of the panel "
+                                                "config)")
+        p.add_argument("--media-root", help="the folder the server serves media from (default: the "
+                                            "running server's own, or the panel config's)")
         p.add_argument("--url", help="server URL (default: the running server of --data-dir)")
 
-    s = sub.add_parser("server")
-    s.add_argument("action", choices=["start", "stop", "status"])
+    def round_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--benchmark", required=True, help="streamvibe or proready: whose candidates")
+        p.add_argument("--round", required=True, help="the review round's name (the build's pending "
+                                                      "state names it in its printed commands)")
+        p.add_argument("--rubric", required=True, help="the rubric reviewers decide by (annotation/"
+                                                       "rubrics.py; the pending state names it)")
+
+    s = sub.add_parser("server", help="start, stop or show the local Label Studio server")
+    s.add_argument("action", choices=["start", "stop", "status"], help="what to do with the server")
     common(s)
     s.set_defaults(fn=cmd_server)
-    p = sub.add_parser("panel")
-    p.add_argument("action", choices=["ensure"])
+    p = sub.add_parser("panel", help="create the four reviewers and their projects (idempotent)")
+    p.add_argument("action", choices=["ensure"], help="ensure: create what is missing, keep the rest")
     common(p)
     p.set_defaults(fn=cmd_panel)
-    for name, fn in (("push", cmd_push), ("pull", cmd_pull)):
-        q = sub.add_parser(name)
+    for name, fn, what in (("push", cmd_push, "push candidates to every reviewer's project"),
+                           ("pull", cmd_pull, "pull the reviewers' decisions into the decision log")):
+        q = sub.add_parser(name, help=what)
         common(q)
-        q.add_argument("--benchmark", required=True)
-        q.add_argument("--round", required=True)
-        q.add_argument("--rubric", required=True)
+        round_options(q)
         q.add_argument("--log-dir", required=True,
                        help="the review's decision log (push records, pulls, violations)")
         if name == "push":
@@ -288,18 +303,22 @@ def main(argv: list[str] | None = None) -> int:
             q.add_argument("--media-dir", help="folder the candidates' media paths are relative "
                            "to (default: media/ beside the candidates file)")
         q.set_defaults(fn=fn)
-    t = sub.add_parser("status")
-    t.add_argument("--log-dir", required=True)
-    t.add_argument("--benchmark", default=None)
-    t.add_argument("--panel-size", type=int, default=4)
+    t = sub.add_parser("status", help="one line per candidate: version, state, approvals, objections")
+    t.add_argument("--log-dir", required=True, help="the review's decision log")
+    t.add_argument("--benchmark", default=None, help="only this benchmark's candidates of a shared log")
+    t.add_argument("--panel-size", type=int, default=4, help="reviewers who must approve (default: 4, "
+                                                             "StreamVibe App. B.3)")
     t.set_defaults(fn=cmd_status)
     g = sub.add_parser("gemini-review", help="the Gemini reviewer as its own rater (never approves)")
-    g.add_argument("--rubric", required=True)
+    g.add_argument("--rubric", required=True, help="the rubric the model decides by, as for push")
     g.add_argument("--candidates", required=True, help="JSON lines, as for push")
     g.add_argument("--model", required=True, help="e.g. gemini-2.5-flash")
     g.add_argument("--log-dir", required=True, help="the model rater's decision log")
-    g.add_argument("--round", default="gemini-first-round")
-    g.add_argument("--cache-dir", default=".cache/gemini-reviewer")
+    g.add_argument("--round", default="gemini-first-round", help="the round its decisions are logged "
+                                                                 "under (default: gemini-first-round)")
+    g.add_argument("--cache-dir", default=".cache/gemini-reviewer",
+                   help="response cache, so a rerun asks the model nothing twice (default: "
+                        ".cache/gemini-reviewer)")
     g.add_argument("--base-url", default=None, help="another server speaking the Gemini API")
     g.add_argument("--media-root", default=None, help="folder the candidates' media paths are "
                    "relative to (default: media/ beside the candidates file, as for push)")
@@ -309,9 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--model-log", help="decision log of the Gemini reviewer (rater_kind=model)")
     a.add_argument("--out", required=True, help="reports directory, e.g. <release>/reports")
     a.add_argument("--benchmark", default=None, help="audit one benchmark of a shared log")
-    a.add_argument("--panel-size", type=int, default=4)
+    a.add_argument("--panel-size", type=int, default=4, help="human reviewers per candidate (default: 4)")
     a.add_argument("--seed", type=int, default=0, help="bootstrap seed (design.md §Conventions)")
     a.set_defaults(fn=cmd_audit)
+    return ap
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    ap = build_parser(prog)
     args = ap.parse_args(argv)
     from label_studio_sdk.core.api_error import ApiError
 

@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from core.files import canonical_json
+from exports.release import ReleaseError
 from exports.release_files import Release, iter_rows, read_release
 
 BUMPS = ("none", "patch", "minor", "major")
@@ -247,9 +248,9 @@ def card_lines(old_version: str, new_version: str) -> list[str]:
             f"`benchforge diff <{old_version}> <{new_version}>` prints the same)."]
 
 
-def write_build_diff(previous: Path, release: Path) -> str:
+def write_build_diff(previous: Path, release: Path) -> ReleaseDiff:
     """Diff the previous published version against the release being built (its card and
-    manifest written, its gate not run yet) into ``release/reports``; returns the required bump.
+    manifest written, its gate not run yet) into ``release/reports``; returns the diff.
 
     Why in the build: a maintainer reviewing a new version should not have to remember to run
     ``benchforge diff``; the card links this file. The new side's manifest sha256 is left out —
@@ -257,4 +258,69 @@ def write_build_diff(previous: Path, release: Path) -> str:
     diff = diff_releases(previous, release)
     diff.new = {k: v for k, v in diff.new.items() if k != "manifest_sha256"}
     write_diff(diff, release / "reports")
-    return f"{diff.required} ({diff.verdict})"
+    return diff
+
+
+ALLOW_SMALL_BUMP = "--allow-small-bump"
+
+
+def next_version(version: str, bump: str) -> str:
+    """The lowest version above ``version`` that shows ``bump`` (``2.0.0`` + major → ``3.0.0``)."""
+    major, minor, patch = (int(x) for x in version.split("+")[0].split("-")[0].split("."))
+    if bump == "major":
+        return f"{major + 1}.0.0"
+    return f"{major}.{minor + 1}.0" if bump == "minor" else f"{major}.{minor}.{patch + 1}"
+
+
+def bump_facts(diff: ReleaseDiff, *, allow_small: bool, config: str = "the config") -> dict[str, Any]:
+    """The manifest's ``version_bump``: the version compared with, the bump the changes require
+    (TFDS semantics, module doc), the bump the versions show and the verdict. A bump smaller than
+    required raises :class:`SmallBump` naming the required bump and the version that shows it —
+    unless ``allow_small``, and then the facts say it was published anyway.
+
+    Why refuse: a consumer pinned to ``2.0.*`` or ``2.*`` trusts that no sample they scored
+    changed or vanished; a removed or changed sample published as a PATCH or MINOR silently
+    changes the numbers they report against the same version range."""
+    facts: dict[str, Any] = {"previous": diff.old["version"], "required": diff.required,
+                             "shown": diff.actual, "verdict": diff.verdict}
+    if diff.verdict == "too small":
+        if not allow_small:
+            raise SmallBump(diff, config)
+        facts["published_with"] = ALLOW_SMALL_BUMP
+    return facts
+
+
+def small_bump_warning(facts: dict[str, Any], version: str) -> str:
+    """The card's sentence for a release published with a bump smaller than its changes require."""
+    return (f"Version {version} understates its changes: they require a {facts['required']} bump over "
+            f"{facts['previous']} (TFDS semantics), the version shows a {facts['shown']} bump; it was "
+            f"published with {ALLOW_SMALL_BUMP} (manifest: version_bump). Do not compare results "
+            f"across {facts['previous']} and {version} as if they were the same samples.")
+
+
+class SmallBump(ReleaseError):
+    """A new version shows a smaller SemVer bump than its changes require; nothing is published."""
+
+    def __init__(self, diff: ReleaseDiff, config: str = "the config") -> None:
+        old, new = diff.old["version"], diff.new["version"]
+        super().__init__(
+            f"version {new} is a {diff.actual} bump over {old}, but its changes require a "
+            f"{diff.required} bump ({'; '.join(change_summary(diff)) or 'metadata changed'}): set "
+            f"`version: {next_version(old, diff.required)}` in {config}, or pass {ALLOW_SMALL_BUMP} "
+            f"to publish it as {new} anyway")
+
+
+def change_summary(diff: ReleaseDiff) -> list[str]:
+    """One phrase per config that needs a bump: ``quickdraw/test: 8 changed``."""
+    out = []
+    for c in diff.configs:
+        if c.required() == "none":
+            continue
+        parts = [f"config {c.status}"] if c.status != "both" else []
+        parts += [f"{n} {what}" for what, n in (("removed", len(c.removed)), ("changed", len(c.changed)),
+                                                ("added", len(c.added))) if n]
+        parts += [f"fields {what} {', '.join(names)}" for what, names in
+                  (("removed", c.fields_removed), ("retyped", c.fields_retyped), ("added", c.fields_added))
+                  if names]
+        out.append(f"{c.label}: {', '.join(parts)}")
+    return out

