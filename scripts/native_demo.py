@@ -2,7 +2,7 @@
 
     python scripts/native_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe
 
-No registry ships YouCook2, ActivityNet, Charades or Ego4D footage, so each folder holds the
+No registry ships YouCook2, ActivityNet, Charades, Ego4D or VStream-QA footage, so each folder holds the
 dataset's *layout* (file names, JSON / CSV fields, video paths, exactly as the official release
 and download scripts write them; docs/sources.md and docs/video_sources.md cite each) around the
 real registry videos (``vtest.avi``, ``tree.avi``, ``bikes.mp4``, ``carphone_distorted.mp4``:
@@ -259,9 +259,45 @@ def ego4d(media: Path, root: Path) -> None:
         for u in (EGO4D_BIKES, EGO4D_CAR, EGO4D_CUT, EGO4D_SILENT)))
 
 
+# -- VStream-QA (docs/video_sources.md §vstream_qa): ProReady-QA's source of long Ego4D videos ----
+def vstream_qa(media: Path, root: Path) -> None:
+    """RVS-Ego's files over the Ego4D demo (``ego4d()``, read beside it at ``<out>/ego4d``): two
+    clips cut as the README says (the bike footage, the man in the car), one clip whose range
+    runs past its Ego4D video's duration, one over the Ego4D video that was never downloaded;
+    questions as VStream-QA writes them (about what has already happened), one naming a clip no
+    definition has. The clips are stream copies of the registry videos the Ego4D demo's videos
+    are copies of, cut from 0 s (the key frame there), so clip time is the Ego4D video's time."""
+    sub = root / "vstream-realtime"
+    clips = [{"video_id": "000001", "original_video": EGO4D_BIKES, "start_time": 0, "end_time": 10},
+             {"video_id": "000002", "original_video": EGO4D_CAR, "start_time": 0, "end_time": 4},
+             # the Ego4D video is 4 s long: this range cannot be cut from it
+             {"video_id": "000003", "original_video": EGO4D_CAR, "start_time": 0, "end_time": 30},
+             # narrated, never downloaded: nothing to cut
+             {"video_id": "000004", "original_video": EGO4D_GONE, "start_time": 0, "end_time": 4}]
+    write(sub / "rvs_ego.json", dump(clips))
+
+    def qa(qid: int, clip: str, question: str, answer: str, kind: str, start: float, end: float,
+           uid: str, duration: float) -> dict[str, Any]:
+        return {"id": qid, "video_id": clip, "question": question, "answer": answer,
+                "answer_type": kind, "start_time": start, "end_time": end, "duration": duration,
+                "gt_duration": end - start, "video_name": uid}
+
+    write(sub / "test_qa_ego4d.json", dump([
+        qa(1, "000001", "What did the man ride past?", "A bicycle past the cars.",
+           "Action Caption", 1, 3, EGO4D_BIKES, 10),
+        qa(2, "000001", "Did the man cross the road before the woman walked past the bicycle?",
+           "Yes.", "Order Judging(Y/N)", 4, 9, EGO4D_BIKES, 10),
+        qa(3, "000002", "What did the man in the car do while he talked?",
+           "He raised his hand and tilted his head.", "Scene Summary", 0, 4, EGO4D_CAR, 4),
+        qa(4, "000099", "What happened on the road?", "Cars drove past.", "Scene Summary", 0, 4,
+           EGO4D_BIKES, 10)]))  # names a clip that rvs_ego.json does not define
+    remux(media / "bikes.mp4", sub / "ego4d_videos" / "000001.mp4", 0, 10)
+    remux(media / "carphone_distorted.mp4", sub / "ego4d_videos" / "000002.mp4", 0, 4)
+
+
 BUILDERS: dict[str, Callable[[Path, Path], None]] = {
     "youcook2": youcook2, "activitynet_captions": activitynet_captions, "charades": charades,
-    "ego4d": ego4d}
+    "ego4d": ego4d, "vstream_qa": vstream_qa}
 
 
 def build(media: Path, out: Path, names: list[str] | None = None) -> list[Path]:

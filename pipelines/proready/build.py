@@ -18,8 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from core.errors import BadInput
 from pipelines.common.benchmark import (
-    VIDEO_SOURCES,
     Benchmark,
     BuildContext,
     Finalized,
@@ -27,6 +27,7 @@ from pipelines.common.benchmark import (
 )
 from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.generation import ITEMS, generation_config
+from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.release import finalize
 from pipelines.proready.review import correction_units, pending_review, read_corrections
@@ -40,7 +41,6 @@ class ProReady(Benchmark):
     name = BENCHMARK
     title = "ProReady-QA"
     citation_key = "streamready"
-    source_datasets = VIDEO_SOURCES
     summary = (
         "Future-dependent (multi-turn) questions on long videos with answer evidence "
         "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
@@ -62,7 +62,10 @@ class ProReady(Benchmark):
     worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--source", default=None, help="override the source directory")
+        parser.add_argument("--source", action="append", default=[], metavar="PATH|DATASET=PATH",
+                            help="the custom manifest's directory (PATH), or a video dataset "
+                                 "elsewhere, e.g. ego4d=/data/ego4d (default "
+                                 "<raw-dir>/proready/<dataset>; docs/proready.md)")
         parser.add_argument("--corrections", type=Path, default=None,
                             help="JSONL of corrected versions: sample_id, version, turns")
         parser.add_argument("--qc-windows", type=Path, default=None,
@@ -84,13 +87,18 @@ class ProReady(Benchmark):
         if ctx.decisions is None and (args.corrections or args.qc_windows):
             raise SystemExit("--corrections / --qc-windows only apply to a release: pass --decisions too")
         src = dict(cfg["source"])
-        root = ctx.source_root(args.source or src.get("path", "proready"), self.title,
-                               "set RAW_DIR, or --source /path", base=Path.cwd() if args.source else None)
+        custom, overrides = _source_args(args.source)
+        root = ctx.source_root(custom or src.get("path", "proready"), self.title,
+                               "set RAW_DIR, or --source /path", base=Path.cwd() if custom else None)
         reader = ProReadyReader(root, ReaderConfig(global_seed=ctx.seed, extra={
             "manifest": src.get("manifest", "manifest.yaml"),
             "end_tolerance_s": src.get("end_tolerance_s", 0.5)}))
         for err in preflight({VIDEOS: reader})[1].values():
             ctx.source_unreadable(self.name, root, err, sole=True)
+        natives, roots = self._datasets(ctx, str(src.get("path", "proready")), overrides,
+                                        float(src.get("end_tolerance_s", 0.5)))
+        # without datasets the one reader is read as before (the demo release's bytes)
+        sources = ProReadySources({"": reader, **natives}) if natives else reader
         n_corrections, corrections = read_corrections(args.corrections) if args.corrections else (0, {})
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for d in ctx.decisions or []:
@@ -99,9 +107,54 @@ class ProReady(Benchmark):
         for v in ctx.violations or []:
             by_sample[str(v["sample_id"])].append(v)
         generation = generation_config(cfg, REPO, str(ctx.config_path))
-        ctx.state.update(root=root, reader=reader, generation=generation, corrections=corrections,
+        ctx.state.update(root=root, reader=reader, sources=sources, roots={"": root, **roots},
+                         datasets=tuple((n, roots[n]) for n in natives),
+                         generation=generation, corrections=corrections,
                          n_corrections=n_corrections, decisions=dict(decisions),
                          violations_by_sample=dict(by_sample))
+
+    def _datasets(self, ctx: BuildContext, base: str, overrides: dict[str, str], tolerance: float
+                  ) -> tuple[dict[str, NativeReader], dict[str, str]]:
+        """The config's video datasets (``datasets:`` name → options) as ProReady sources, and
+        every dataset root they read: each at ``<raw-dir>/<source.path>/<name>`` unless
+        ``--source <name>=PATH`` moves it (VStream-QA reads its clips' narrations from Ego4D's
+        root, the same way, or ``datasets.vstream_qa.ego4d``: a folder under the raw-dir). One
+        whose annotation files cannot be read stops the build, or is left out with
+        ``--skip-unreadable-sources``."""
+        conf = ctx.config.get("datasets") or {}
+        known = dataset_names()
+        unknown = sorted((set(conf) | set(overrides)) - set(known))
+        if unknown:
+            raise SystemExit(f"unknown video datasets {unknown} (config datasets: / --source); "
+                             f"known: {known}")
+
+        def root_of(name: str, listed_as: str = "") -> str:
+            title = f"{name} ({self.title})"
+            if name in overrides:
+                return ctx.source_root(overrides[name], title, f"--source {name}=PATH", base=Path.cwd())
+            return ctx.source_root(listed_as or f"{base}/{name}", title,
+                                   f"set RAW_DIR, --source {name}=PATH, or leave it out of datasets:")
+
+        roots: dict[str, str] = {}
+        names = sorted(set(conf) | set(overrides))
+        if "vstream_qa" in names:
+            roots["ego4d"] = root_of("ego4d", str((conf.get("vstream_qa") or {}).get("ego4d", "")))
+        readers: dict[str, NativeReader] = {}
+        for name in names:
+            opts = dict(conf.get(name) or {})
+            bad = sorted(set(opts) - {"point_span_s", "ego4d"})
+            if bad:
+                raise SystemExit(f"datasets.{name}: unknown options {bad} (point_span_s, ego4d)")
+            root = roots[name] = root_of(name)
+            try:
+                native = NativeReader(open_dataset(name, root, roots), ReaderConfig(
+                    global_seed=ctx.seed, extra={"end_tolerance_s": tolerance, **opts}))
+                native.vocabulary()
+            except BadInput as err:
+                ctx.source_unreadable(name, root, err)
+                continue
+            readers[name] = native
+        return readers, roots
 
     def groups(self, ctx: BuildContext) -> list[str]:
         return [VIDEOS, ITEMS]
@@ -117,13 +170,14 @@ class ProReady(Benchmark):
 
     def describe(self, ctx: BuildContext) -> str:
         g = ctx.state["generation"]
-        return (f"building {self.name} {ctx.version} from {ctx.state['root']} ({g.method} questions, "
+        also = "".join(f" + {name}" for name, _ in ctx.state["datasets"])
+        return (f"building {self.name} {ctx.version} from {ctx.state['root']}{also} ({g.method} questions, "
                 f"{g.evidence} windows, {'with' if ctx.decisions is not None else 'no'} review "
                 "decisions)")
 
     def pipeline(self, p, ctx: BuildContext) -> None:
         st = ctx.state
-        build_pipeline(p, st["reader"], PipelineConfig(
+        build_pipeline(p, st["sources"], PipelineConfig(
             staging=str(ctx.staging), generation=st["generation"], review=ctx.decisions is not None,
             decisions=st["decisions"], corrections=st["corrections"],
             corrections_file=ctx.args.corrections.name if ctx.args.corrections else "",
@@ -144,6 +198,26 @@ class ProReady(Benchmark):
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
         return finalize(ctx)
+
+
+def _source_args(values: list[str]) -> tuple[str | None, dict[str, str]]:
+    """``--source`` values: ``NAME=PATH`` for a video dataset (NAME one ProReady knows), any
+    other value the custom manifest's directory (at most one)."""
+    names = set(dataset_names())
+    custom: list[str] = []
+    overrides: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if sep and name in names:
+            if not path:
+                raise SystemExit(f"--source {value}: expected {name}=PATH")
+            overrides[name] = path
+        else:
+            custom.append(value)
+    if len(custom) > 1:
+        raise SystemExit(f"--source: one custom source directory, got {custom} (a dataset is "
+                         f"given as NAME=PATH, NAME one of {sorted(names)})")
+    return (custom[0] if custom else None), overrides
 
 
 PROREADY = ProReady()

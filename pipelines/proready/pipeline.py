@@ -25,7 +25,7 @@ from apache_beam.pvalue import TaggedOutput
 from clients import ModelClient
 from core.blobs import blob_root
 from pipelines.common.progress import ReportProgress
-from pipelines.common.sources import SourceItem
+from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
     CountAs,
@@ -41,7 +41,7 @@ from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ROLES
 from pipelines.proready.release import release_record
 from pipelines.proready.review import apply_corrections, decide
-from pipelines.proready.sources import VIDEOS, ProReadyReader
+from pipelines.proready.sources import VIDEOS
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM
 
 FILTERED = "filtered"
@@ -131,9 +131,11 @@ class ReviewGate(beam.DoFn):
             yield TaggedOutput(FILTERED, item)
 
 
-def build_pipeline(p: beam.Pipeline, reader: ProReadyReader, cfg: PipelineConfig) -> None:
+def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) -> None:
     """Add the build to ``p``; outputs land under ``cfg.staging``: the candidates (pending review)
-    or, with decisions, the released items per task type."""
+    or, with decisions, the released items per task type. ``reader``: the custom manifest
+    (:class:`~pipelines.proready.sources.ProReadyReader`), or it and the listed video datasets
+    as one ``videos`` source (:class:`~pipelines.proready.native.ProReadySources`)."""
     read = p | "ReadVideos" >> ReadSources({reader.environment: reader}, blob_root(cfg.staging))
     built = read["items"] | "BuildCandidates" >> beam.ParDo(BuildCandidates(cfg.generation)).with_outputs(
         FILTERED, REJECTED, COUNTS, main=CANDIDATES

@@ -126,6 +126,56 @@ def release_sources(ctx: BuildContext) -> dict[str, Any]:
                      **source_digest([{"file": f["file"], "sha256": f["sha256"]} for f in files])}}
 
 
+def dataset_facts(ctx: BuildContext) -> dict[str, Any]:
+    """Per video dataset read in its released layout (``datasets:``): where it was read
+    (relative to the raw-dir, never a host path), the checksum of its annotation files, and its
+    candidates and released items per task type — so a release says how much each source
+    contributed. A dataset's items are those whose video id starts with ``<dataset>/`` (a
+    custom manifest's ids cannot hold a ``/``). Candidates are the items that reached review:
+    pending, approved or filtered (rejected items are counted under ``rejected``)."""
+    from pipelines.proready.native import ProReadySources
+
+    def by_dataset(rows: list[dict[str, Any]]) -> dict[str, Counter]:
+        out: dict[str, Counter] = {}
+        for r in rows:
+            head, sep, _ = str(r["video_id"]).partition("/")
+            if sep:
+                out.setdefault(head, Counter())[r["task_type"]] += 1
+        return out
+
+    def rows(folder: Path) -> list[dict[str, Any]]:
+        return [r for f in sorted(folder.rglob("*.parquet"))
+                for r in pq.read_table(f, columns=["video_id", "task_type"]).to_pylist()]
+
+    staging = ctx.staging
+    released = by_dataset(rows(staging / "data")) if (staging / "data").is_dir() else {}
+    reviewed: list[dict[str, Any]] = rows(staging / "filtered") if (staging / "filtered").is_dir() else []
+    pending = staging / "_build" / "candidates.json"
+    if ctx.decisions is None and pending.is_file():
+        reviewed += json.loads(pending.read_text())
+    candidates = by_dataset(reviewed)
+    for name, counts in released.items():
+        candidates.setdefault(name, Counter()).update(counts)
+    sources: ProReadySources = ctx.state["sources"]
+    out = {}
+    for name, root in ctx.state["datasets"]:
+        reader = sources.readers[name]
+        files = [{"file": rel, "sha256": hashlib.sha256(reader.dataset.read_bytes(rel)).hexdigest()}
+                 for rel in reader.annotation_files()]
+        out[name] = {"title": reader.dataset.title, "root": ctx.recorded_root(root, f"--source {name}"),
+                     "annotation_files": source_digest(files),
+                     "candidates": dict(sorted(candidates.get(name, Counter()).items())),
+                     "released": dict(sorted(released.get(name, Counter()).items()))}
+        ego4d = getattr(reader.dataset, "ego4d", None)  # VStream-QA's spans are Ego4D's narrations
+        if ego4d is not None:
+            out[name]["ego4d"] = {
+                "root": ctx.recorded_root(ego4d.root, "--source ego4d"),
+                "annotation_files": source_digest([
+                    {"file": rel, "sha256": hashlib.sha256(ego4d.read_bytes(rel)).hexdigest()}
+                    for rel in ego4d.annotation_files()])}
+    return out
+
+
 def finalize(ctx: BuildContext) -> Finalized:
     """A release's facts from its approved items: QC reports (windows, the two-annotator IoU
     with ``--qc-windows``, VLM verifiability), review states, ARS τ, per-task counts, warnings."""
@@ -161,6 +211,11 @@ def finalize(ctx: BuildContext) -> Finalized:
         "corrections_applied": sum(1 for s in states if s["corrected"]),
     }, indent=2, sort_keys=True) + "\n")
     per_task = {t: sum(1 for i in kept if i["task_type"] == t) for t in TASK_TYPES}
+    datasets = dataset_facts(ctx) if ctx.state.get("datasets") else {}
+    card = ["", "## Source datasets read in their released layouts", "",
+            "| dataset | read from | candidates | released |", "|---|---|---:|---:|"]
+    card += [f"| {d['title']} | `{d['root']}` | {sum(d['candidates'].values())} | "
+             f"{sum(d['released'].values())} |" for d in datasets.values()]
     return Finalized(
         manifest={
             "sources": release_sources(ctx),
@@ -175,8 +230,10 @@ def finalize(ctx: BuildContext) -> Finalized:
                        "corrections": ctx.state["n_corrections"],
                        **review_violations(ctx.violations)},
             "qc": qc,
+            **({"datasets": datasets} if datasets else {}),
         },
         warnings=release_warnings(ctx.config, qc, ctx.args.decisions),
         configs={t: f"data/{t}" for t in TASK_TYPES if per_task[t]},
         summary_lines=[f"per task: {per_task}  review states: {review_states}"],
+        card_sections=card if datasets else [],
     )

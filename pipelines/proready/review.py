@@ -35,6 +35,7 @@ from core.errors import BadInput, Rejection
 from core.files import content_hash as _routing_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
 from pipelines.proready.evidence import validate_item
+from pipelines.proready.native import video_path
 from pipelines.proready.sources import BENCHMARK
 from schemas.proready import TURN
 
@@ -181,8 +182,8 @@ def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: in
                        filter_evidence=json.dumps(evidence, sort_keys=True)), s
 
 
-def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: str, kind: str
-                 ) -> tuple[dict[str, str], str | None]:
+def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: str, kind: str,
+                 roots: dict[str, str] | None = None) -> tuple[dict[str, str], str | None]:
     """Video id → media path for the review tasks, and the media root they are relative to
     (None: the state's ``media/`` folder, where ``folder`` goes).
 
@@ -191,7 +192,9 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
     browsers do not play mp4v or AVI — Label Studio shows "error rendering your video" or spins
     forever), transcoded with :func:`core.media.video.transcode_for_browser`, which keeps the
     real timeline so the reviewers' timestamps are the source's. ``source``: the source videos as
-    they are, only for sources that are already H.264 mp4 / webm."""
+    they are, only for sources that are already H.264 mp4 / webm. ``roots``: where a video
+    dataset's ``<dataset>/<path>`` lies (:func:`pipelines.proready.native.video_path`), when a
+    dataset is read from elsewhere than ``<source_root>/<dataset>``."""
     videos = {c["video_id"]: c["video_file"] for c in candidates}
     if kind == "source":
         return videos, source_root
@@ -203,20 +206,21 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
     out = {}
     for vid, rel in sorted(videos.items()):
         out[vid] = f"{BENCHMARK}/{vid}.{kind}"
-        transcode_for_browser(Path(source_root) / rel, folder / out[vid], source_file=rel)
+        src = Path(video_path(roots, rel)) if roots else Path(source_root) / rel
+        transcode_for_browser(src, folder / out[vid], source_file=rel)
     return out, None
 
 
 def pending_review(ctx: BuildContext) -> PendingReview:
     """The pending-review state's candidates, push units (one review medium per video) and
     status facts."""
-    from pipelines.proready.release import release_sources
+    from pipelines.proready.release import dataset_facts, release_sources
 
     cands = sorted(json.loads((ctx.staging / "_build" / "candidates.json").read_text()),
                    key=lambda c: c["id"])
     kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
     media_dir = ctx.staging / "_build" / "media"
-    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind)
+    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind, ctx.state.get("roots"))
     return PendingReview(
         candidates=cands,
         units=[review_candidate(c, [media[c["video_id"]]]) for c in cands],
@@ -224,6 +228,7 @@ def pending_review(ctx: BuildContext) -> PendingReview:
                 "panel_size": ctx.panel_size, "media": kind,
                 "media_root": media_root,
                 "sources": release_sources(ctx),
+                **({"datasets": dataset_facts(ctx)} if ctx.state.get("datasets") else {}),
                 "per_task": dict(sorted(Counter(c["task_type"] for c in cands).items())),
                 "multi_turn": sum(1 for c in cands if c["num_turns"] > 1)},
         media=media_dir if media_root is None else None)

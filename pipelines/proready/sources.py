@@ -29,6 +29,7 @@ import math
 import os
 import re
 import tempfile
+from abc import ABC
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ import yaml
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
-from core.media.video import probe_video, reject_truncated
+from core.media.video import VideoInfo, probe_video, reject_truncated
 from core.text import utf8_lines, utf8_text
 from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader
 from schemas.proready import TASK_TYPES
@@ -97,12 +98,16 @@ def _num(value: Any, src: str, field: str, item_id: str) -> float:
     return float(value)
 
 
-class ProReadyReader(SourceReader):
-    """Lists the videos of a manifest; ``load`` probes each video and validates its annotations.
+class VideoReader(SourceReader, ABC):
+    """What every ProReady video source shares, whoever wrote its annotations: the video is
+    probed for its real, decodable duration (never the header's), and every annotation span is
+    checked against it. The custom manifest (:class:`ProReadyReader`) and the video datasets in
+    their released layouts (:class:`pipelines.proready.native.NativeReader`) extend it, so a
+    span past the end of a short download is rejected by the same rule, naming the file and
+    field the span came from.
 
-    ``config.extra``: ``manifest`` (file name, default ``manifest.yaml``), ``end_tolerance_s``
-    (an annotation may end this far past the real end, e.g. rounding to whole seconds; it is then
-    clipped; default 0.5 s).
+    ``config.extra``: ``end_tolerance_s`` (an annotation may end this far past the real end,
+    e.g. rounding to whole seconds; it is then clipped; default 0.5 s).
     """
 
     environment = VIDEOS
@@ -110,8 +115,85 @@ class ProReadyReader(SourceReader):
 
     def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
         super().__init__(root, config)
-        self.manifest = str(self.config.extra.get("manifest", "manifest.yaml"))
         self.end_tolerance_s = float(self.config.extra.get("end_tolerance_s", 0.5))
+
+    def probe(self, rel: str, vid: str, shown: str | None = None) -> tuple[str, str, VideoInfo]:
+        """(path the decoders can open, sha256 of the bytes, what the video really holds) of the
+        video at ``rel``; BadInput naming ``shown`` (default ``rel``: how the release names the
+        file) when it is missing, unreadable or truncated."""
+        name = shown or rel
+        full = self.path(rel)
+        local, tmp, sha = self._local_copy(full, name, vid)
+        try:
+            info = probe_video(local, source_file=name)
+            reject_truncated(info, name, "frames")
+        except BadInput as err:
+            raise BadInput(name, err.field, err.reason, vid) from err
+        finally:
+            if tmp:
+                os.unlink(tmp)
+        return (full if tmp else local), sha, info
+
+    def _local_copy(self, full: str, rel: str, vid: str) -> tuple[str, str | None, str]:
+        """(path OpenCV can open, temp file to delete or None, sha256 of the bytes)."""
+        h = hashlib.sha256()
+        if os.path.isfile(full):
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return full, None, h.hexdigest()
+        if "://" not in full:
+            raise BadInput(rel, "path", f"video file not found under the source root: {rel}", vid)
+        try:
+            with FileSystems.open(full) as src, tempfile.NamedTemporaryFile(
+                suffix=os.path.splitext(rel)[1], delete=False
+            ) as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    h.update(chunk)
+                    dst.write(chunk)
+        except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this video
+            text = str(exc).replace(full, rel)  # no host paths in a release
+            raise BadInput(rel, "path", f"cannot read: {type(exc).__name__}: {text}", vid) from exc
+        return dst.name, dst.name, h.hexdigest()
+
+    def checked_span(self, start: float, end: float, label: str, *, file: str, field: str,
+                     start_field: str, end_field: str, duration: float, vid: str,
+                     claimed: float | None = None, note: str = "", point: bool = False) -> Span:
+        """A span on the video's real timeline: not negative, ending after it starts, starting
+        before the decoded end and ending at most ``end_tolerance_s`` after it (then clipped);
+        else BadInput naming ``file`` and the offending field. ``claimed``: the duration the
+        annotation file states, named when it claims more than the file holds (a download cut
+        short of its annotation); ``note`` is added to a reason (how the times were derived);
+        ``point``: the annotation is a moment (``start``) whose span the caller derived, so a
+        moment at or after the end is named by its own time."""
+        said = (f"; the annotation claims {claimed} s" if claimed is not None
+                and claimed > duration + self.end_tolerance_s else "") + (f"; {note}" if note else "")
+        if start < 0:
+            raise BadInput(file, start_field, f"negative time {start}s", vid)
+        if point and start >= duration:
+            raise BadInput(file, start_field, f"annotated at {start}s, at/after the end of the "
+                                              f"video ({duration}s decodable{said})", vid)
+        if end <= start:
+            raise BadInput(file, end_field, f"end {end}s is not after start {start}s", vid)
+        if end > duration + self.end_tolerance_s:
+            raise BadInput(file, end_field, f"annotation ends at {end}s, past the end of the video "
+                                            f"({duration}s decodable{said})", vid)
+        if start >= duration:
+            raise BadInput(file, start_field, f"annotation starts at {start}s, at/after the end of "
+                                              f"the video ({duration}s{said})", vid)
+        return Span(round(start, 3), round(min(end, duration), 3), label, field)
+
+
+class ProReadyReader(VideoReader):
+    """Lists the videos of a manifest; ``load`` probes each video and validates its annotations.
+
+    ``config.extra``: ``manifest`` (file name, default ``manifest.yaml``), ``end_tolerance_s``
+    (:class:`VideoReader`).
+    """
+
+    def __init__(self, root: str, config: ReaderConfig | None = None) -> None:
+        super().__init__(root, config)
+        self.manifest = str(self.config.extra.get("manifest", "manifest.yaml"))
 
     def vocabulary(self) -> list[str]:
         """No label set (questions and answers come from the annotations); the manifest is read
@@ -185,18 +267,7 @@ class ProReadyReader(SourceReader):
         rel = entry.get("path")
         if not isinstance(rel, str) or not rel:
             raise BadInput(self.manifest, f"{where}.path", "missing video path", vid)
-        full = self.path(rel)
-        local, tmp, sha = self._local_copy(full, rel, vid)
-        try:
-            info = probe_video(local, source_file=rel)
-            reject_truncated(info, rel, "frames")
-        except BadInput as err:
-            raise BadInput(rel, err.field, err.reason, vid) from err
-        finally:
-            if tmp:
-                os.unlink(tmp)
-        if tmp:
-            local = full
+        local, sha, info = self.probe(rel, vid)
         duration = round(info.duration_s, 3)
         ann = entry.get("annotations") or {}
         if not isinstance(ann, dict):
@@ -245,28 +316,6 @@ class ProReadyReader(SourceReader):
             probe_note=info.note,
         )
 
-    def _local_copy(self, full: str, rel: str, vid: str) -> tuple[str, str | None, str]:
-        """(path OpenCV can open, temp file to delete or None, sha256 of the bytes)."""
-        h = hashlib.sha256()
-        if os.path.isfile(full):
-            with open(full, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            return full, None, h.hexdigest()
-        if "://" not in full:
-            raise BadInput(rel, "path", f"video file not found under the source root: {rel}", vid)
-        try:
-            with FileSystems.open(full) as src, tempfile.NamedTemporaryFile(
-                suffix=os.path.splitext(rel)[1], delete=False
-            ) as dst:
-                for chunk in iter(lambda: src.read(1 << 20), b""):
-                    h.update(chunk)
-                    dst.write(chunk)
-        except Exception as exc:  # noqa: BLE001 - any I/O failure is bad input for this video
-            text = str(exc).replace(full, rel)  # no host paths in a release
-            raise BadInput(rel, "path", f"cannot read: {type(exc).__name__}: {text}", vid) from exc
-        return dst.name, dst.name, h.hexdigest()
-
     def _spans(self, raw: Any, field: str, duration: float, vid: str) -> list[Span]:
         if raw is None:
             return []
@@ -283,16 +332,6 @@ class ProReadyReader(SourceReader):
         label = raw.get("label", raw.get("text"))
         if not isinstance(label, str) or not label.strip():
             raise BadInput(self.manifest, f"{field}.label", "missing or empty label/text", vid)
-        if start < 0:
-            raise BadInput(self.manifest, f"{field}.start", f"negative time {start}s", vid)
-        if end <= start:
-            raise BadInput(self.manifest, f"{field}.end", f"end {end}s is not after start {start}s", vid)
-        if end > duration + self.end_tolerance_s:
-            raise BadInput(
-                self.manifest, f"{field}.end",
-                f"annotation ends at {end}s, past the end of the video ({duration}s decodable)", vid,
-            )
-        if start >= duration:
-            raise BadInput(self.manifest, f"{field}.start",
-                           f"annotation starts at {start}s, at/after the end of the video ({duration}s)", vid)
-        return Span(round(start, 3), round(min(end, duration), 3), label.strip(), field)
+        return self.checked_span(start, end, label.strip(), file=self.manifest, field=field,
+                                 start_field=f"{field}.start", end_field=f"{field}.end",
+                                 duration=duration, vid=vid)
