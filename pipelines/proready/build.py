@@ -20,6 +20,7 @@ from typing import Any
 
 from core.errors import BadInput
 from pipelines.common.benchmark import (
+    VIDEO_SOURCES,
     Benchmark,
     BuildContext,
     Finalized,
@@ -41,6 +42,7 @@ class ProReady(Benchmark):
     name = BENCHMARK
     title = "ProReady-QA"
     citation_key = "streamready"
+    source_datasets = VIDEO_SOURCES
     summary = (
         "Future-dependent (multi-turn) questions on long videos with answer evidence "
         "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
