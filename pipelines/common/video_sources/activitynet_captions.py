@@ -36,7 +36,6 @@ from typing import Any
 from core.errors import BadInput
 from pipelines.common.video_sources.base import (
     VIDEO_EXTENSIONS,
-    Licence,
     NativeFiltered,
     NativeSpan,
     NativeVideo,
@@ -59,10 +58,6 @@ NEUTRAL_TASK, NEUTRAL_TOPIC = "a human activity", "the activity in the video"
 class ActivityNetCaptions(VideoDataset):
     name = "activitynet_captions"
     title = "ActivityNet Captions"
-    licence = Licence("ActivityNet Captions terms (no data licence stated)",
-                      "https://cs.stanford.edu/people/ranjaykrishna/densevid/",
-                      "the captions carry no stated data licence (the evaluation code is MIT); "
-                      "the videos are YouTube content, downloaded by ActivityNet's crawler")
 
     def annotation_files(self) -> list[str]:
         return [f for f in (*CAPTIONS, ACTIVITIES) if self.exists(f)]

@@ -46,15 +46,6 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True)
-class Licence:
-    """A source dataset's licence and terms, as its own release states them (docs/sources.md)."""
-
-    name: str
-    url: str
-    terms: str = ""  # e.g. "a signed licence agreement is required before download"
-
-
-@dataclass(frozen=True)
 class NativeSpan:
     """One native annotation: an interval (``start < end``) or a point (``start == end``).
 
@@ -112,12 +103,11 @@ class NativeFiltered:
 
 class VideoDataset(DatasetRoot, ABC):
     """One video dataset in its released layout (module doc). ``name`` is the folder under
-    ``<RAW_DIR>/<benchmark>/`` and the collection name in ids; ``licence`` goes to the manifest
-    and card."""
+    ``<RAW_DIR>/<benchmark>/`` and the collection name in ids, and the key of its licence and
+    terms in ``configs/source_licences.yaml`` (the one place those live; every card lists them)."""
 
     name: str = ""
     title: str = ""
-    licence: Licence = Licence("", "")
     checks_layout = True
 
     @abstractmethod

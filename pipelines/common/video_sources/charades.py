@@ -32,7 +32,6 @@ from collections.abc import Iterator
 
 from core.errors import BadInput
 from pipelines.common.video_sources.base import (
-    Licence,
     NativeFiltered,
     NativeSpan,
     NativeVideo,
@@ -76,10 +75,6 @@ def action_clause(name: str) -> str:
 class Charades(VideoDataset):
     name = "charades"
     title = "Charades"
-    licence = Licence("Charades licence (non-commercial research use)",
-                      "https://prior.allenai.org/projects/data/charades/license.txt",
-                      "license.txt must be included with the data; non-commercial use, no "
-                      "redistribution to third parties")
 
     def _annotation(self, name: str) -> str | None:
         for rel in (f"{ANNOTATIONS}/{name}", name):

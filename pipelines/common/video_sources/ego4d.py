@@ -52,7 +52,6 @@ from typing import Any
 
 from core.errors import BadInput
 from pipelines.common.video_sources.base import (
-    Licence,
     NativeFiltered,
     NativeSpan,
     NativeVideo,
@@ -111,9 +110,6 @@ def label_of(text: str) -> str:
 class Ego4D(VideoDataset):
     name = "ego4d"
     title = "Ego4D"
-    licence = Licence("Ego4D License Agreement", "https://ego4ddataset.com",
-                      "a signed licence agreement is required before download; the CLI's access "
-                      "keys expire after 14 days")
 
     def annotation_files(self) -> list[str]:
         return [f for f in (NARRATIONS, METADATA) if self.exists(f)]

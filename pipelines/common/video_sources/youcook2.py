@@ -27,7 +27,6 @@ from typing import Any
 
 from core.errors import BadInput
 from pipelines.common.video_sources.base import (
-    Licence,
     NativeFiltered,
     NativeSpan,
     NativeVideo,
@@ -47,9 +46,6 @@ VIDEO_ROOT = "raw_videos"
 class YouCook2(VideoDataset):
     name = "youcook2"
     title = "YouCook2"
-    licence = Licence("YouCook2 terms (non-commercial research use)", "http://youcook2.eecs.umich.edu/",
-                      "videos are downloaded from YouTube by the official script; the annotations "
-                      "are for non-commercial research purposes")
 
     def _annotation(self, name: str) -> str | None:
         for rel in (f"annotations/{name}", name):

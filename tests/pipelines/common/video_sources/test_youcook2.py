@@ -130,3 +130,4 @@ def test_two_files_of_one_video_and_files_outside_the_layout(native_demo: Path, 
     assert any("on disk more than once" in b.reason for b in bad)
     odd = sorted((r.source_file, r.reason.split(" (")[0]) for r in YouCook2(str(root)).unrecognized())
     assert [f for f, _ in odd] == ["notes.txt", "raw_videos/stray.mp4"]
+
