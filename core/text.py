@@ -7,12 +7,26 @@ UTF-8 is bad input for that line only (the other lines of the file are still rea
 
 Why lines are split on bytes: ``str.splitlines`` also breaks at U+2028 and other separators that
 JSON allows inside strings, which would cut one record in two and shift every later line number.
+
+Why one parser each for JSON (:func:`json_value`), YAML (:func:`yaml_value`) and CSV
+(:func:`csv_rows`): the parsers raise more than their documented error. ``json.loads`` and
+PyYAML raise ``ValueError`` (not ``JSONDecodeError`` / ``YAMLError``) for an integer of more than
+4300 digits — Python's limit for converting between int and str — and ``RecursionError`` for
+arrays nested a few thousand deep; ``csv`` raises ``csv.Error`` for a field over 128 KiB. Readers
+caught the documented error only, so one such value in an annotation file ended the build with a
+traceback instead of a rejection.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from collections.abc import Iterator
+from typing import Any
+
+import yaml
 
 from core.errors import BadInput
 
@@ -49,3 +63,59 @@ def json_error(exc: json.JSONDecodeError, *, one_line: bool = False) -> str:
     file its caller already names (``cat.ndjson:4``), so only the column is given."""
     where = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
     return f"malformed JSON: {exc.msg}: {where}"
+
+
+def json_value(data: str | bytes, name: str, *, field: str = "json", one_line: bool = False) -> Any:
+    """``json.loads(data)``, or BadInput(``name``, ``field``) for anything that stops it: malformed
+    JSON (worded by :func:`json_error`), bytes that are not UTF-8 (field ``utf-8``), an integer
+    longer than Python reads, nesting deeper than the parser recurses (module doc)."""
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise BadInput(name, field, json_error(exc, one_line=one_line)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput(name, "utf-8", f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except ValueError as exc:  # the int <-> str digit limit
+        raise BadInput(name, field, f"malformed JSON: {_too_long(exc)}") from exc
+    except RecursionError as exc:
+        raise BadInput(name, field, f"malformed JSON: {_TOO_DEEP}") from exc
+
+
+def yaml_value(text: str, name: str, field: str = "yaml") -> Any:
+    """``yaml.safe_load(text)``, or BadInput(``name``, ``field``) for anything that stops it (see
+    :func:`json_value`); PyYAML's own errors keep their wording, which names line and column."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BadInput(name, field, f"not valid YAML: {exc}") from exc
+    except ValueError as exc:
+        raise BadInput(name, field, f"not valid YAML: {_too_long(exc)}") from exc
+    except RecursionError as exc:
+        raise BadInput(name, field, f"not valid YAML: {_TOO_DEEP}") from exc
+
+
+_DIGIT_LIMIT = 4300  # sys.get_int_max_str_digits() by default
+_TOO_DEEP = "lists or mappings nested too deeply to read"
+
+
+def _too_long(exc: ValueError) -> str:
+    """The digit-limit error in words for people (Python's suggests a call to make)."""
+    digits = re.search(r"value has (\d+) digits", str(exc))
+    what = f"an integer of {digits.group(1)} digits" if digits else str(exc)
+    return f"{what}, more than Python reads ({_DIGIT_LIMIT} digits)"
+
+
+def csv_rows(text: str, name: str, field: str = "csv") -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of every row of a CSV document (a row's first line when a quoted
+    cell spans lines); a row the ``csv`` module refuses (a cell over its field size limit) is
+    BadInput naming ``<name>:<line>`` — the document stops there, as the module cannot go on."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise BadInput(f"{name}:{start}", field, f"malformed CSV: {exc}") from exc
+        yield start, row

@@ -15,7 +15,6 @@ whole source unreadable (reported before the build starts,
 
 from __future__ import annotations
 
-import json
 import math
 from abc import abstractmethod
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from typing import Any
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.video import causal_frames_bytes, reject_truncated
-from core.text import json_error, utf8_lines
+from core.text import json_value, utf8_lines
 from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader, safe_relative
 
 MANIFEST = "manifest.jsonl"
@@ -85,10 +84,7 @@ class ManifestReader(SourceReader):
         where = f"{MANIFEST}:{lineno}"
         if isinstance(line, BadInput):
             raise line
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInput(where, "json", json_error(exc, one_line=True)) from exc
+        rec = json_value(line, where, one_line=True)
         if not isinstance(rec, dict):
             raise BadInput(where, "json", "line is not a JSON object")
         sid = require(rec, "id", (str, int), where)
@@ -168,12 +164,7 @@ class ManifestReader(SourceReader):
         rel = LABELS_FILE
         if not self.exists(rel):
             return {}
-        try:
-            data = json.loads(self.read_bytes(rel, field=rel))
-        except json.JSONDecodeError as exc:
-            raise BadInput(rel, "json", json_error(exc)) from exc
-        except UnicodeDecodeError as exc:
-            raise BadInput(rel, "utf-8", f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        data = json_value(self.read_bytes(rel, field=rel), rel)
         if not isinstance(data, dict) or not all(
             isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
         ):
@@ -188,9 +179,9 @@ class ManifestReader(SourceReader):
             if isinstance(line, BadInput):
                 continue  # rejected when enumerated
             try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+                rec = json_value(line, MANIFEST)
+            except BadInput:
+                continue  # rejected when enumerated
             if isinstance(rec, dict):
                 labels.update(self.labels_of(rec))
         return sorted(labels)

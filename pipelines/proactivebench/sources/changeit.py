@@ -26,14 +26,12 @@ The reference is the middle frame of the longest run of goal frames (earliest on
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from typing import Any
 
 from core.errors import BadInput, Rejection
 from core.seeding import rng_for
-from core.text import utf8_text
+from core.text import csv_rows, utf8_text
 from pipelines.common.sources import Frame, ItemRef
 from pipelines.proactivebench.sources._manifest import MANIFEST, ManifestReader, require
 
@@ -115,6 +113,8 @@ class ChangeItReader(ManifestReader):
         parts = relative.split("/")
         if parts[0] != ANNOTATIONS:
             return None  # categories.csv, labels.csv, downloads/ (training videos are not annotated)
+        if len(parts) == 1:
+            return relative, "a file where the annotations/ folder belongs"
         if len(parts) == 2:
             return relative, "a file in annotations/: the layout is <category>/<video id>.fps1.csv"
         if len(parts) > 3:
@@ -130,7 +130,7 @@ class ChangeItReader(ManifestReader):
         """DIR_NAME → (object, action) from ``categories.csv``."""
         text = utf8_text(self.read_bytes(CATEGORIES, field=CATEGORIES), CATEGORIES)
         out: dict[str, tuple[str, str]] = {}
-        for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
+        for lineno, row in csv_rows(text, CATEGORIES):
             if lineno == 1 or not row:
                 continue
             if len(row) < 2 or not row[0].strip() or len(row[1].split()) < 2:
@@ -180,7 +180,7 @@ class ChangeItReader(ManifestReader):
         """``second,label`` rows; seconds must run 0, 1, 2, … (one label per second)."""
         labels: list[int] = []
         text = utf8_text(self.read_bytes(rel, field="annotation"), rel)
-        for lineno, row in enumerate(csv.reader(io.StringIO(text)), 1):
+        for lineno, row in csv_rows(text, rel, field="second,label"):
             if not row:
                 continue
             try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import math
 import posixpath
 from collections import Counter
@@ -33,7 +32,7 @@ from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.images import crop, decode_image, encode_image, pixels_sha256
 from core.seeding import rng_for
-from core.text import json_error
+from core.text import json_value
 from pipelines.common.sources import (
     Filtered,
     Frame,
@@ -101,12 +100,7 @@ class COCOReader(SourceReader):
         are left out of the index and come back as rejections of their own."""
         rel = f"{ANN_DIR}/{PREFIX}{split}{SUFFIX}"
         raw = self.read_bytes(rel, field="file")
-        try:
-            dataset = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise BadInput(rel, "json", json_error(exc)) from exc
-        except UnicodeDecodeError as exc:
-            raise BadInput(rel, "utf-8", f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        dataset = json_value(raw, rel)
         if not isinstance(dataset, dict):
             raise BadInput(rel, "json", "not a JSON object")
         for key in ("images", "annotations", "categories"):

@@ -25,14 +25,13 @@ travels in the ItemRef payload, so ``load`` never re-reads a (large) class file.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.media.strokes import cumulative_pngs, strokes_sha256
-from core.text import json_error, utf8_lines
+from core.text import json_value, utf8_lines
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 
 FULL_PREFIX = "full_simplified_"
@@ -71,10 +70,7 @@ def _check_drawing(drawing: Any, where: str) -> list[list[list[float]]]:
 
 def parse_line(line: str, where: str, category: str) -> dict[str, Any]:
     """Validate one ndjson line; BadInput names the field."""
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise BadInput(where, "json", json_error(exc, one_line=True)) from exc
+    rec = json_value(line, where, one_line=True)
     if not isinstance(rec, dict):
         raise BadInput(where, "json", "line is not a JSON object")
     key_id = rec.get("key_id")
