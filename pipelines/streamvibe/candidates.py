@@ -138,7 +138,9 @@ class RuleGenerator:
                 out.append(self.generate(pair, video))
             except BadInput as err:
                 out.append(err)
-            except (KeyError, TypeError, ValueError) as exc:  # a malformed native annotation
+            # a malformed native annotation: a key missing, a value of another type (an event
+            # that is a list has no .get), a time that is no number or infinite
+            except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
                 out.append(BadInput(pair["task_record"], "native",
                                     f"malformed native annotation ({type(exc).__name__}: {exc})"))
         return out

@@ -28,6 +28,7 @@ from apache_beam.io.filesystems import FileSystems
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
 from core.text import utf8_lines
+from pipelines.common.sources import safe_relative
 from schemas.streamvibe import BENCHMARK, DYNAMIC, ENVIRONMENTS, SUBTYPES
 
 UNASSIGNED = "unassigned"
@@ -127,7 +128,7 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
             row = json.loads(line)
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: also a 5000-digit integer
             rows.append((n, BadInput(manifest, f"line {n}", f"invalid JSON ({exc})",
                                      item_id=f"{manifest}:{n}")))
             continue
@@ -158,14 +159,19 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
                                       f"video id {item} is on lines {lines_of[(coll, vid)]}: every "
                                       "line sharing it is rejected", item_id=item))
             continue
-        rec_path = str(row["task_record"])
+        try:  # an absolute or ../ path would read a file that is no part of the source
+            video = safe_relative(row["video"], manifest, f"line {n}: video")
+            rec_path = safe_relative(row["task_record"], manifest, f"line {n}: task_record")
+        except BadInput as err:
+            yield _rejection(BadInput(err.source_file, err.field, err.reason, item_id=item))
+            continue
         try:
             record = json.loads(_read(root, rec_path, "task_record"))
         except BadInput as err:
             yield _rejection(BadInput(rec_path, "task_record", f"missing task record for {item}: "
                                       f"{err.reason}", item_id=item))
             continue
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             yield _rejection(BadInput(rec_path, "task_record", f"invalid JSON ({exc})", item_id=item))
             continue
         requests = record.get("requests") if isinstance(record, dict) else None
@@ -173,9 +179,15 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
             yield _rejection(BadInput(rec_path, "requests", "task record has no requests",
                                       item_id=item))
             continue
+        native = record.get("native") or {}
+        if not isinstance(native, dict):  # the generators look annotations up by kind
+            yield _rejection(BadInput(rec_path, "native", "must be an object mapping each kind of "
+                                      f"native annotation to a list, got {type(native).__name__}",
+                                      item_id=item))
+            continue
         for k, req in enumerate(requests):
             subtype = req.get("subtype") if isinstance(req, dict) else None
-            if subtype not in SUBTYPES:
+            if not isinstance(subtype, str) or subtype not in SUBTYPES:
                 yield _rejection(BadInput(rec_path, f"requests[{k}].subtype",
                                           f"unknown subtype {subtype!r}", item_id=f"{item}/{k}"))
                 continue
@@ -184,11 +196,11 @@ def enumerate_pairs(root: str, manifest: str = "manifest.jsonl") -> Iterator[dic
                 "subtype": subtype,
                 "collection": coll,
                 "video_id": vid,
-                "video": str(row["video"]),
+                "video": video,
                 "environment": env,
                 "task_record": rec_path,
                 "task": str(record.get("task", "")),
-                "native": record.get("native") or {},
+                "native": native,
                 "request": req,
                 "request_index": k,
             }
