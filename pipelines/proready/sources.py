@@ -24,7 +24,6 @@ against :func:`core.media.video.probe_video`'s real duration, never the header's
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import re
@@ -34,13 +33,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
 from core.media.video import VideoInfo, probe_video, reject_truncated
-from core.text import utf8_lines, utf8_text
-from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader
+from core.text import json_value, utf8_lines, utf8_text, yaml_value
+from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader, safe_relative
 from schemas.proready import TASK_TYPES
 
 BENCHMARK = "proready"
@@ -214,15 +212,11 @@ class ProReadyReader(VideoReader):
                     out.append(BadInput(self.manifest, f"line {n}", line.reason))
                     continue
                 try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    out.append(BadInput(self.manifest, f"line {n}", f"invalid JSON: {exc.msg}"))
+                    out.append(json_value(line, self.manifest, field=f"line {n}", one_line=True))
+                except BadInput as err:
+                    out.append(err)
             return out
-        raw = utf8_text(data, self.manifest, field="manifest")
-        try:
-            doc = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise BadInput(self.manifest, "yaml", f"not valid YAML: {exc}") from exc
+        doc = yaml_value(utf8_text(data, self.manifest, field="manifest"), self.manifest)
         if not isinstance(doc, dict) or not isinstance(doc.get("videos"), list):
             raise BadInput(self.manifest, "videos", "manifest must be a mapping with a 'videos' list")
         return list(doc["videos"])
@@ -264,9 +258,17 @@ class ProReadyReader(VideoReader):
     def load_video(self, entry: dict[str, Any], index: int) -> VideoSource:
         vid = entry["video_id"]
         where = f"videos[{index}]"
-        rel = entry.get("path")
-        if not isinstance(rel, str) or not rel:
+        raw = entry.get("path")
+        if not isinstance(raw, str) or not raw:
             raise BadInput(self.manifest, f"{where}.path", "missing video path", vid)
+        try:  # an absolute or ../ path read a file that is no part of the dataset
+            rel = safe_relative(raw, self.manifest, f"{where}.path")
+        except BadInput as err:
+            err.item_id = vid
+            raise
+        why = self.unreadable_link(rel)  # a dangling link or a loop is not "not found"
+        if why is not None:
+            raise BadInput(rel, "path", why, vid)
         local, sha, info = self.probe(rel, vid)
         duration = round(info.duration_s, 3)
         ann = entry.get("annotations") or {}
@@ -280,7 +282,7 @@ class ProReadyReader(VideoReader):
         spans = {k: tuple(self._spans(ann.get(k), f"{where}.annotations.{k}", duration, vid))
                  for k in SPAN_KINDS}
         causal = []
-        for j, pair in enumerate(ann.get("causal") or []):
+        for j, pair in enumerate(self._list(ann, "causal", f"{where}.annotations", vid)):
             f = f"{where}.annotations.causal[{j}]"
             if not isinstance(pair, dict) or not {"cause", "effect"} <= set(pair):
                 raise BadInput(self.manifest, f, "needs 'cause' and 'effect' spans", vid)
@@ -294,7 +296,7 @@ class ProReadyReader(VideoReader):
         goals = self._spans([goal] if isinstance(goal, dict) else goal,
                             f"{where}.annotations.goal", duration, vid)
         clues = []
-        for j, c in enumerate(ann.get("clues") or []):
+        for j, c in enumerate(self._list(ann, "clues", f"{where}.annotations", vid)):
             f = f"{where}.annotations.clues[{j}]"
             if not isinstance(c, dict):
                 raise BadInput(self.manifest, f, "must be a mapping", vid)
@@ -315,6 +317,17 @@ class ProReadyReader(VideoReader):
             spans=spans, causal=tuple(causal), goals=tuple(goals), clues=tuple(clues),
             probe_note=info.note,
         )
+
+    def _list(self, ann: dict[str, Any], kind: str, where: str, vid: str) -> list[Any]:
+        """``ann[kind]`` as a list (absent: none); any other value is BadInput — a number there
+        was iterated and ended the run with a TypeError."""
+        raw = ann.get(kind)
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise BadInput(self.manifest, f"{where}.{kind}", f"must be a list, got {type(raw).__name__}",
+                           vid)
+        return raw
 
     def _spans(self, raw: Any, field: str, duration: float, vid: str) -> list[Span]:
         if raw is None:
