@@ -26,7 +26,7 @@ TRAIN_SOURCE_ARGS := $(foreach e,QUICKDRAW COCO,\
   $(if $($(e)_TRAIN_DIR),--train-source $(shell echo $(e) | tr A-Z a-z)=$($(e)_TRAIN_DIR),))
 
 .PHONY: setup system venv media demo-corpus build-proactivebench check compat-export benchmark \
-  test test-fast lint clean
+  test test-fast fuzz lint clean
 
 # Everything the code and the whole test suite use on a fresh machine: Debian tools (ffmpeg,
 # chromium, opencv-doc), the project's .venv, the real demo media. Idempotent and quick once done.
@@ -68,6 +68,12 @@ test: setup
 # Day-to-day lane: everything but the Label Studio, browser, Python 3.12 and evaluation-kit tests.
 test-fast: setup
 	$(strip $(PY) -m pytest -q tests -m "not label_studio and not browser and not py312 and not kits" $(PYTEST_ARGS))
+
+# The readers' and builds' fuzz with more cases than `make test` runs (docs/sources.md §Fuzzing the
+# readers): FUZZ_CASES seeded cases per reader, FUZZ_CASES / 15 builds per benchmark.
+FUZZ_CASES ?= 300
+fuzz: setup
+	$(strip BENCHFORGE_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q tests/fuzz $(PYTEST_ARGS))
 
 lint: venv
 	$(VENV)/bin/ruff check .
