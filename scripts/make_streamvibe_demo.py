@@ -2,7 +2,7 @@
 demo review panel.
 
     python scripts/make_streamvibe_demo.py corpus --media .cache/demo-media/video --out demo_corpus/streamvibe
-    python scripts/make_streamvibe_demo.py decisions --review out/streamvibe/review/3.0.0 \
+    python scripts/make_streamvibe_demo.py decisions --review out/streamvibe/review/3.1.0 \
         --out demo_corpus/streamvibe-review/decisions.demo.jsonl
 
 Videos (design.md §Environment; fetched by ``scripts/fetch_videos.sh``): ``vtest.avi`` (Debian opencv-doc,

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from exports.croissant import write_croissant
 from exports.release import file_inventory
 from pipelines.common.driver import gate
 from pipelines.proactivebench.build import PROACTIVEBENCH, run
@@ -151,8 +152,10 @@ def _republish(copy: Path) -> dict:
     """The copy's manifest listing its files as they now are (a leak planted consistently, so
     only the expectations can catch it)."""
     manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "croissant.json").unlink(missing_ok=True)  # written after the manifest, as the build does
     manifest["files"] = file_inventory(copy)
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_croissant(copy, copy)  # derived from the manifest, as the build writes it
     return manifest
 
 
@@ -166,7 +169,6 @@ def test_the_gate_fails_a_training_split_that_holds_an_evaluation_item(release: 
                                                                          tmp_path: Path) -> None:
     copy = tmp_path / "leaky"
     shutil.copytree(release, copy)
-    (copy / "croissant.json").unlink()  # it records the manifest's sha256, which changes here
     report = json.loads((copy / "reports" / "train" / "held_out.json").read_text())
     drawing = next(e for e in report["evaluation"] if e["source_id"] == "cat/4611686018427387904")
     frame = pq.read_table(copy / "data" / "quickdraw", columns=["source_id", "frames"]).to_pylist()

@@ -77,3 +77,28 @@ def approvals(review_candidates: Path, *, objections: dict[str, str] | None = No
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+@pytest.fixture(scope="session")
+def manifest_only_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo config without its video datasets: the custom manifest alone, for the tests that
+    check what that source yields, sample by sample (the datasets have their own tests:
+    test_native_sources.py)."""
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    cfg.pop("datasets", None)
+    for key in ("intents", "prompt"):
+        cfg[key] = str(ROOT / cfg[key])
+    path = tmp_path_factory.mktemp("cfg") / "streamvibe.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.fixture(scope="session")
+def build(manifest_only_config: Path):
+    """``benchforge build streamvibe`` with the manifest-only config (its other arguments as
+    given): the custom manifest's samples alone."""
+    from pipelines.streamvibe.build import run
+
+    return lambda args: run(["--config", str(manifest_only_config), *args])

@@ -29,9 +29,10 @@ OBJECTED = "m/opencv-doc/tree/2"
 
 
 @pytest.fixture(scope="module")
-def pending(demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pending(demo_raw: Path, manifest_only_config: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out")
-    state = run(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
+    state = run(["--config", str(manifest_only_config), "--raw-dir", str(demo_raw), "--out", str(out),
+                 "--no-review-media"])
     return state
 
 
@@ -43,7 +44,7 @@ def _rejections(d: Path) -> list[dict]:
 def test_pending_review_state_without_release(pending: Path):
     status = json.loads((pending / "status.json").read_text())
     assert status["state"] == "pending_review"
-    assert not (pending.parents[1] / "3.0.0").exists()  # no release, no fake approval
+    assert not (pending.parents[1] / pending.name).exists()  # no release, no fake approval
     for st, (inputs, rejected) in DEMO.items():
         c = status["counts"][st]
         assert (c["inputs"], c["rejected"], c["pending"], c["kept"]) == (
@@ -76,12 +77,13 @@ def test_bad_inputs_are_rejected_with_file_field_and_reason(pending: Path):
     assert cut["reason"] == "truncated: the header promises 795 frames (79.5 s), only 314 decode (31.4 s)"
 
 
-def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: Path, demo_raw: Path,
-                                                                      tmp_path: Path):
+def test_release_keeps_only_unanimously_approved_and_is_deterministic(
+        pending: Path, demo_raw: Path, manifest_only_config: Path, tmp_path: Path):
     out = pending.parents[2]
     log = write_jsonl(tmp_path / "decisions.jsonl",
                       approvals(pending / "review_candidates.jsonl", objections={OBJECTED: "revise"}))
-    final = run(["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)])
+    final = run(["--config", str(manifest_only_config), "--raw-dir", str(demo_raw), "--out", str(out),
+                 "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     counts = manifest["counts"]
     for st, (inputs, rejected) in DEMO.items():
@@ -129,7 +131,8 @@ def test_release_keeps_only_unanimously_approved_and_is_deterministic(pending: P
     ds = datasets.load_dataset(str(final), "rv", split="test", cache_dir=str(tmp_path / "hf"))
     assert ds[0]["steps"][40]["new_turns"][0]["kind"] == "revise" and "gold_evidence" in ds.column_names
     # rebuild: byte-identical Parquet (design.md §Conventions)
-    again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--decisions", str(log)])
+    again = run(["--config", str(manifest_only_config), "--raw-dir", str(demo_raw), "--out",
+                 str(tmp_path / "again"), "--decisions", str(log)])
     assert _digests(final) == _digests(again)
 
 
@@ -162,12 +165,12 @@ def test_changed_content_gets_a_new_version_and_old_approvals_stop_counting():
 
 
 def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, demo_raw: Path,
+                                                               manifest_only_config: Path,
                                                                tmp_path: Path):
     import yaml
 
-    from tests.pipelines.streamvibe.conftest import ROOT
 
-    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
+    cfg = yaml.safe_load(manifest_only_config.read_text())
     cfg["targets"] = {**cfg["targets"], "I": 1, "R": 1}
     cfg_path = tmp_path / "small.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg))
@@ -195,7 +198,8 @@ def test_a_missing_manifest_is_one_clear_error(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "streamvibe" / "review").exists()
 
 
-def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Path, tmp_path: Path):
+def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Path,
+                                                    manifest_only_config: Path, tmp_path: Path):
     """A candidate whose task was tampered with is filtered naming the violation, and
     the manifest counts the violations of the decision log."""
     from annotation import decision_log
@@ -211,8 +215,9 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
     log = tmp_path / "log"
     decision_log.append(log, rows, benchmark="streamvibe", review_round="streamvibe-r1",
                         violations=[violation])
-    # its own output folder: another test may already have published 3.0.0 with other decisions
-    final = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"), "--decisions", str(log)])
+    # its own output folder: another test may already have published this version with other decisions
+    final = run(["--config", str(manifest_only_config), "--raw-dir", str(demo_raw), "--out",
+                 str(tmp_path / "o"), "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["review"]["violations"] == {"task_modified": 1}
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]

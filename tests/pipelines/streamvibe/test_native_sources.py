@@ -10,14 +10,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from pipelines.common.video_sources.base import NativeSpan, NativeVideo
 from pipelines.streamvibe.build import run
 from pipelines.streamvibe.planner import native_past_end, native_record, plan_requests
 from tests.pipelines.streamvibe.conftest import approvals, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[3]
 ANN = "youcook2/annotations/youcookii_annotations_trainval.json"
 
 
@@ -88,21 +86,11 @@ def test_a_native_span_past_the_decoded_end_names_its_file_and_field() -> None:
 
 
 @pytest.fixture(scope="module")
-def native_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cfg = yaml.safe_load((ROOT / "configs" / "streamvibe.yaml").read_text())
-    cfg["datasets"] = {"youcook2": {}}
-    for key in ("intents", "prompt"):
-        cfg[key] = str(ROOT / cfg[key])
-    path = tmp_path_factory.mktemp("cfg") / "streamvibe.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-@pytest.fixture(scope="module")
-def native_pending(demo_raw: Path, native_config: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def native_pending(demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's pending state with the default config: the custom manifest and the four
+    datasets' demo layouts."""
     out = tmp_path_factory.mktemp("out")
-    return run(["--config", str(native_config), "--raw-dir", str(demo_raw), "--out", str(out),
-                "--no-review-media"])
+    return run(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
 
 
 def test_candidates_come_from_the_dataset_with_no_request_typed_by_hand(native_pending: Path) -> None:
@@ -117,9 +105,10 @@ def test_candidates_come_from_the_dataset_with_no_request_typed_by_hand(native_p
         "Next: a cyclist rides past cars in traffic.", "Next: a cyclist crosses in front of a stopped car."]
     status = json.loads((native_pending / "status.json").read_text())
     un = status["counts"]["unassigned"]
-    # custom manifest: 1 line without a task record; youcook2: a video never downloaded, one on
-    # disk that nobody annotated (rejected), the test split (filtered: captions withheld)
-    assert (un["inputs"], un["rejected"], un["filtered"]) == (4, 3, 1)
+    # custom manifest: 1 line without a task record; each of the four datasets: a video never
+    # downloaded and one on disk that nobody annotated (rejected); YouCook2's test split (captions
+    # withheld) and a Charades video with no action (filtered)
+    assert (un["inputs"], un["rejected"], un["filtered"]) == (11, 9, 2)
     for c in status["counts"].values():
         assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"] + c.get("pending", 0)
 
@@ -128,26 +117,31 @@ def test_a_download_shorter_than_its_annotation_is_rejected_naming_the_native_fi
         native_pending: Path) -> None:
     rows = [r for f in sorted((native_pending / "rejected").glob("*.parquet"))
             for r in pq.read_table(f).to_pylist()]
-    cut = [r for r in rows if "/cAmPuScut02/" in r["item_id"]]
+    cut = [r for r in rows if r["item_id"].endswith(tuple(f"/youcook2/cAmPuScut02/{k}" for k in range(6)))]
     assert len(cut) == 6  # each of its six planned pairs, none generated
     assert {(r["source_file"], r["field"]) for r in cut} == {
         (ANN, "database.cAmPuScut02.annotations[1].segment")}
     assert {r["reason"] for r in cut} == {
         "annotated at 48.0 s, past the video's decoded end (31.0 s; the annotation claims 79.5 s)"}
+    # each dataset's cut download names its own file and field
+    fields = {r["source_file"]: r["field"] for r in rows if r["stage"] == "validate"}
+    assert fields["activitynet_captions/train.json"] == "v_cAmPuScut02.timestamps[1]"
+    assert fields["charades/Charades/Charades_v1_train.csv:3"] == "actions[2]"
+    assert fields["ego4d/v2/annotations/narration.json"].endswith(
+        ".narration_pass_1.narrations[3].timestamp_sec")
     listing = {r["item_id"]: r for r in rows if r["stage"] == "listing"}
     assert listing["youcook2/gOnEvIdeo01"]["source_file"] == ANN
     assert listing["youcook2/nObOdYlIsTs"]["source_file"] == "youcook2/raw_videos/training/2/nObOdYlIsTs.mkv"
     filtered = pq.read_table(native_pending / "filtered_inputs").to_pylist()
-    assert [(r["item_id"], r["rule"]) for r in filtered] == [
-        ("youcook2/tReEtEsT001", "test split: captions withheld")]
+    assert ("youcook2/tReEtEsT001", "test split: captions withheld") in [
+        (r["item_id"], r["rule"]) for r in filtered]
 
 
 def test_release_reports_each_dataset_and_rebuilds_byte_identical(
-        native_pending: Path, demo_raw: Path, native_config: Path, tmp_path: Path) -> None:
+        native_pending: Path, demo_raw: Path, tmp_path: Path) -> None:
     out = native_pending.parents[2]
     log = write_jsonl(tmp_path / "decisions.jsonl", approvals(native_pending / "review_candidates.jsonl"))
-    args = ["--config", str(native_config), "--raw-dir", str(demo_raw), "--out", str(out),
-            "--decisions", str(log)]
+    args = ["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)]
     final = run(args)
     manifest = json.loads((final / "manifest.json").read_text())
     yc = manifest["datasets"]["youcook2"]

@@ -57,12 +57,13 @@ def _paste(cmd: str, env: dict[str, str]) -> str:
     return proc.stdout
 
 
-def test_printed_commands_take_candidates_to_a_release(ls_env, panel, demo_raw, tmp_path, monkeypatch):
+def test_printed_commands_take_candidates_to_a_release(ls_env, panel, demo_raw, manifest_only_config,
+                                                     tmp_path, monkeypatch):
     raw = _small_corpus(demo_raw, tmp_path / "raw")
     out = tmp_path / "out"
     monkeypatch.setenv("BENCHFORGE_LS_PANEL_CONFIG", str(panel_yaml(ls_env, tmp_path)))
     monkeypatch.delenv("BENCHFORGE_LS_TOKEN_FILE", raising=False)
-    state = run(["--raw-dir", str(raw), "--out", str(out)])
+    state = run(["--config", str(manifest_only_config), "--raw-dir", str(raw), "--out", str(out)])
     status = json.loads((state / "status.json").read_text())
     cands = [json.loads(x) for x in (state / "candidates.jsonl").read_text().splitlines()]
     assert sorted(c["id"] for c in cands) == [
@@ -120,6 +121,6 @@ def test_printed_commands_take_candidates_to_a_release(ls_env, panel, demo_raw, 
     assert rec_m["content_hash"] == next(u["content_hash"] for u in units if u["sample_id"] == rec_m["id"])
 
     # rebuilding the pending state replaces its media folder; the task's video is still served
-    run(["--raw-dir", str(raw), "--out", str(out)])
+    run(["--config", str(manifest_only_config), "--raw-dir", str(raw), "--out", str(out)])
     with panel.reviewer("r4").http() as h:
         assert h.get(url, headers={"Range": "bytes=0-99"}).status_code == 206

@@ -17,7 +17,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.streamvibe.build import run
 from pipelines.streamvibe.causality import label_violations, rollout_violations, stream_violations
 from pipelines.streamvibe.quality import read_training
 from tests.pipelines.streamvibe.conftest import approvals, write_jsonl
@@ -29,9 +28,9 @@ OBJECTED = "train/m/opencv-doc-clips/vtest_50_79/3"
 
 
 @pytest.fixture(scope="module")
-def pending(demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pending(build, demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("train-out")
-    return run(["--raw-dir", str(demo_raw), "--out", str(out), "--split", "train", "--no-review-media"])
+    return build(["--raw-dir", str(demo_raw), "--out", str(out), "--split", "train", "--no-review-media"])
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +41,8 @@ def decision_log(pending: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 @pytest.fixture(scope="module")
-def release(pending: Path, demo_raw: Path, decision_log: Path) -> Path:
-    return run(["--raw-dir", str(demo_raw), "--out", str(pending.parents[2]), "--split", "train",
+def release(build, pending: Path, demo_raw: Path, decision_log: Path) -> Path:
+    return build(["--raw-dir", str(demo_raw), "--out", str(pending.parents[2]), "--split", "train",
                 "--decisions", str(decision_log)])
 
 
@@ -135,12 +134,12 @@ def test_training_records_are_causal_and_load_with_datasets(release: Path, tmp_p
     assert row["frames"][0].size[0] <= 448  # PIL image, the stream's frame
 
 
-def test_evaluation_files_are_those_of_an_evaluation_only_build(release: Path, demo_raw: Path,
+def test_evaluation_files_are_those_of_an_evaluation_only_build(build, release: Path, demo_raw: Path,
                                                                tmp_path: Path):
     out = tmp_path / "eval"
-    state = run(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
+    state = build(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
     log = write_jsonl(tmp_path / "log.jsonl", approvals(state / "review_candidates.jsonl"))
-    alone = run(["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)])
+    alone = build(["--raw-dir", str(demo_raw), "--out", str(out), "--decisions", str(log)])
     test_files = [p.relative_to(alone).as_posix() for p in sorted(alone.rglob("*.parquet"))]
     # 8 data/ + 8 pointwise/ subtypes, filtered/, filtered_inputs/, rejected/
     assert len(test_files) == 19
@@ -158,9 +157,9 @@ def _configs(release: Path) -> list[dict]:
     return yaml.safe_load((release / "README.md").read_text().split("---\n")[1])["configs"]
 
 
-def test_training_split_rebuilds_byte_identical(release: Path, demo_raw: Path, decision_log: Path,
+def test_training_split_rebuilds_byte_identical(build, release: Path, demo_raw: Path, decision_log: Path,
                                                 tmp_path: Path):
-    again = run(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--split", "train",
+    again = build(["--raw-dir", str(demo_raw), "--out", str(tmp_path / "again"), "--split", "train",
                  "--decisions", str(decision_log)])
     files = [p.relative_to(release).as_posix() for p in sorted(release.rglob("*.parquet"))]
     assert len([f for f in files if f.startswith(("sft/", "rl_seed/"))]) == 6
