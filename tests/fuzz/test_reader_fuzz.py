@@ -134,6 +134,9 @@ FOUND = [
      ("rejected", "manifest.yaml", "videos[0].annotations.causal")),
     ("proready", "review", "yaml:retype", "manifest.yaml", "videos[1].annotations.clues", True,
      ("rejected", "manifest.yaml", "videos[1].annotations.clues")),
+    # UnicodeDecodeError out of ImageNet-C's preflight: a synset mapping saved in Latin-1
+    ("imagenet_c", "review", "extra:file", "synset_mapping.txt", "", b"n02123045 tabby, caf\xe9\n",
+     ("refused", "synset_mapping.txt", "utf-8")),
     # ProReady-QA took a video path from its manifest as it stood: an absolute path read a file
     # outside the dataset, and the rejection named it
     ("proready", "proready-26", "yaml:path", "manifest.yaml", "videos[2].path", "/etc/hostname",

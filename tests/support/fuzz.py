@@ -564,12 +564,16 @@ def apply_at(root: Path, kind: str, rel: str, where: str, new: Any = DRAW) -> Mu
     on the mutator's random draws: ``kind`` as :class:`Mutation` names it, ``rel`` the file,
     ``where`` the node as the mutation's detail names it (``categories[79].id``; for JSON lines
     ``line 2: drawing[0]``; for CSV ``row 28 cell 2``; nothing for a file-system change), ``new``
-    the value a retype or path change writes (``<root>`` in it: the dataset root)."""
+    the value a retype or path change writes (``<root>`` in it: the dataset root), or the bytes
+    of a file nobody listed."""
     rng = random.Random(0)  # only markers and the bytes of bad-utf8 are drawn
     path = root / rel
     fmt, _, op = kind.partition(":")
     if isinstance(new, str):
         new = new.replace("<root>", str(root))
+    if kind == "extra:file":  # ``new``: its bytes
+        path.write_bytes(new)
+        return Mutation(kind, rel, f"{len(new)} bytes")
     if kind == "fs:file-instead-of-folder":
         shutil.rmtree(path)
         path.write_bytes(b"not a folder\n")

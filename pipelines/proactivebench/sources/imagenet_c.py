@@ -50,6 +50,7 @@ from core.media.images import (
     to_array,
 )
 from core.seeding import rng_for
+from core.text import utf8_text
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceItem, SourceReader
 
 SEVERITIES = (5, 4, 3, 2, 1)  # frame order: most corrupted first (start), severity 1 last
@@ -94,7 +95,7 @@ class ImageNetCReader(SourceReader):
     def labels(self) -> dict[str, str]:
         for name in MAPPING_FILES:
             if self.exists(name):
-                text = self.read_bytes(name).decode("utf-8")
+                text = utf8_text(self.read_bytes(name), name)  # BadInput, not UnicodeDecodeError
                 lemmas = {}
                 for i, line in enumerate(text.splitlines(), 1):
                     if not line.strip():
