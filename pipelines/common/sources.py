@@ -51,7 +51,10 @@ def safe_relative(path: Any, where: str, field: str) -> str:
     if not isinstance(path, str) or not path:
         raise BadInput(where, field, "must be a non-empty relative path")
     norm = posixpath.normpath(path)
-    if norm.startswith(("/", "../")) or norm == ".." or "://" in path:
+    if norm.startswith("/"):  # not quoted whole: it names a folder of this machine (no release may)
+        raise BadInput(where, field, f"absolute path '/.../{posixpath.basename(norm)}' escapes the "
+                                     "dataset root")
+    if norm.startswith("../") or norm == ".." or "://" in path:
         raise BadInput(where, field, f"path {path!r} escapes the dataset root")
     return norm
 

@@ -137,6 +137,11 @@ FOUND = [
     # UnicodeDecodeError out of ImageNet-C's preflight: a synset mapping saved in Latin-1
     ("imagenet_c", "review", "extra:file", "synset_mapping.txt", "", b"n02123045 tabby, caf\xe9\n",
      ("refused", "synset_mapping.txt", "utf-8")),
+    # a host path in a rejection: an absolute path in an annotation was quoted whole
+    ("coco", "coco-31", "json:path", ANN, "images[7].file_name", "<root>/coffee.jpg",
+     ("rejected", ANN, "images[303].file_name")),
+    ("rod", "rod-190", "jsonl:path", "manifest.jsonl", "line 1: frames[11]", "<root>/frames/apple/11.jpg",
+     ("rejected", "manifest.jsonl:1", "frames[11]")),
     # ProReady-QA took a video path from its manifest as it stood: an absolute path read a file
     # outside the dataset, and the rejection named it
     ("proready", "proready-26", "yaml:path", "manifest.yaml", "videos[2].path", "/etc/hostname",
