@@ -65,12 +65,14 @@ def json_error(exc: json.JSONDecodeError, *, one_line: bool = False) -> str:
     return f"malformed JSON: {exc.msg}: {where}"
 
 
-def json_value(data: str | bytes, name: str, *, field: str = "json", one_line: bool = False) -> Any:
+def json_value(data: str | bytes, name: str, *, field: str = "json", one_line: bool = False,
+               object_pairs_hook: Any = None) -> Any:
     """``json.loads(data)``, or BadInput(``name``, ``field``) for anything that stops it: malformed
     JSON (worded by :func:`json_error`), bytes that are not UTF-8 (field ``utf-8``), an integer
-    longer than Python reads, nesting deeper than the parser recurses (module doc)."""
+    longer than Python reads, nesting deeper than the parser recurses (module doc).
+    ``object_pairs_hook`` is ``json.loads``'s (a reader that must see a key given twice)."""
     try:
-        return json.loads(data)
+        return json.loads(data, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise BadInput(name, field, json_error(exc, one_line=one_line)) from exc
     except UnicodeDecodeError as exc:

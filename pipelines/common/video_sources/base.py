@@ -26,7 +26,6 @@ files outside the layout follow the same rules as the image readers').
 
 from __future__ import annotations
 
-import json
 import math
 import posixpath
 import re
@@ -36,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import BadInput
-from core.text import json_error
+from core.text import json_value
 from pipelines.common.sources import DatasetRoot
 
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov")
@@ -134,13 +133,7 @@ class VideoDataset(DatasetRoot, ABC):
         video (:func:`text_field`), not the whole dataset. An object that holds a key twice is
         marked (:func:`repeated_keys`), so the reader can reject that one record."""
         data = self.read_bytes(rel, field="file")
-        try:
-            return json.loads(data.decode("utf-8", errors="surrogateescape"),
-                              object_pairs_hook=_object)
-        except json.JSONDecodeError as exc:
-            raise BadInput(rel, "json", json_error(exc)) from exc
-        except RecursionError as exc:
-            raise BadInput(rel, "json", "nested too deeply to be an annotation file") from exc
+        return json_value(data.decode("utf-8", errors="surrogateescape"), rel, object_pairs_hook=_object)
 
     def load_text(self, rel: str) -> str:
         """A text annotation file (CSV, class lists), non-UTF-8 bytes kept as lone surrogates."""

@@ -20,12 +20,11 @@ authors, so its videos are inputs filtered by that rule, not bad input.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from typing import Any
 
 from core.errors import BadInput
+from core.text import csv_rows
 from pipelines.common.video_sources.base import (
     NativeFiltered,
     NativeSpan,
@@ -93,7 +92,7 @@ class YouCook2(VideoDataset):
     def _foodtypes(self) -> dict[str, str]:
         text = self.load_text(FOODTYPES)
         out: dict[str, str] = {}
-        for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        for n, row in csv_rows(text, FOODTYPES):
             if not row or not any(c.strip() for c in row):
                 continue
             if n == 1 and not row[0].strip().isdigit():

@@ -114,9 +114,16 @@ def test_whole_source_problems_stop_before_the_build(native_demo: Path, tmp_path
     with pytest.raises(BadInput) as err:
         YouCook2(str(root)).check()
     assert (err.value.source_file, err.value.field) == (ANN, "json")
+    (root / ANN).write_text('{"database": {"x": {"duration": 1' + "0" * 5000 + "}}}")
+    with pytest.raises(BadInput, match="an integer of 5001 digits") as err:
+        YouCook2(str(root)).check()  # json.loads raises a bare ValueError for it
     (root / ANN).unlink()
     with pytest.raises(BadInput, match="missing"):
         YouCook2(str(root)).check()
+    (root / "label_foodtype.csv").write_text('1,"' + "x" * 200_000 + '"\n')
+    with pytest.raises(BadInput, match="malformed CSV") as err:
+        YouCook2(str(root))._foodtypes()  # a cell over the csv module's field limit
+    assert err.value.source_file == "label_foodtype.csv:1"
 
 
 def test_two_files_of_one_video_and_files_outside_the_layout(native_demo: Path, tmp_path: Path) -> None:
