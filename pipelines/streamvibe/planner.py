@@ -49,19 +49,25 @@ PLANNED = "planned"  # the task_record of a planned pair names the annotation fi
 
 def native_record(video: NativeVideo) -> dict[str, list[dict[str, Any]]]:
     """The rule generator's native record (events, states, steps, actions) with provenance."""
-    events = [{"t": s.start, "label": s.label, "text": s.text, "phrase": s.phrase, "field": s.field}
-              for s in video.of_kind(*EVENT_KINDS)]
+    events = [{"t": s.start, "label": s.label, "text": _clause(s.text), "phrase": s.phrase,
+               "field": s.field} for s in video.of_kind(*EVENT_KINDS)]
     states, before = [], "nothing has happened yet"
     for s in video.of_kind(*STATE_KINDS):
-        now = s.get("state") or s.text
+        now = _clause(s.get("state") or s.text)
         if now != before:
             states.append({"t": s.start, "from": before, "to": now, "field": s.field})
             before = now
-    steps = [{"start": s.start, "end": s.end, "label": s.text, "explain": s.text, "field": s.field}
-             for s in video.of_kind("step")]
+    steps = [{"start": s.start, "end": s.end, "label": _clause(s.text), "explain": s.text,
+              "field": s.field} for s in video.of_kind("step")]
     actions = [{"t": s.start, "action": s.label, "target": s.get("target"), "field": s.field}
                for s in video.of_kind("gui_action")]
     return {"events": events, "states": states, "steps": steps, "actions": actions}
+
+
+def _clause(text: str) -> str:
+    """A native sentence as it stands inside a response template that ends the sentence itself
+    ("Now: {text}."): its own final stop dropped (ActivityNet's captions end with one)."""
+    return text.rstrip(" .")
 
 
 def _times(events: list[dict[str, Any]], last: float) -> dict[str, list[float]]:

@@ -68,6 +68,14 @@ def test_the_planner_plans_only_what_a_window_can_hold_before_the_end() -> None:
     assert plan["IT"]["turn_at"] == 30.0 and plan["IT"]["answer"] == "Holding a cup."
 
 
+def test_a_sentence_keeps_one_full_stop_inside_a_response() -> None:
+    video = _video(_step(0, 5, "A man is seen speaking to the camera."), _step(6, 9, "He waves."))
+    native = native_record(video)
+    assert [e["text"] for e in native["events"]] == ["A man is seen speaking to the camera", "He waves"]
+    assert [s["label"] for s in native["steps"]] == ["A man is seen speaking to the camera", "He waves"]
+    assert native["steps"][0]["explain"] == "A man is seen speaking to the camera."  # L says it whole
+
+
 def test_a_plan_is_seeded_per_video_and_does_not_move_with_other_videos() -> None:
     many = _video(*[_step(5 * k, 5 * k + 2, f"step {k}") for k in range(8)])
     plans = [plan_requests(many, native_record(many), seed=s) for s in (0, 0, 1, 2, 3)]
