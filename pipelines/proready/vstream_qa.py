@@ -33,9 +33,10 @@ Rejected, naming file and field: a clip that is not an object, a missing or repe
 ``start_time``, an ``original_video`` Ego4D does not narrate (or whose Ego4D entry is bad input:
 its reason is repeated), a range ending past the Ego4D video's ``duration_sec``, a clip file not
 on disk; a clip file no definition lists; a QA item that is not an object, has no id or a
-repeated one, or names a clip ``rvs_ego.json`` does not define. Filtered: every QA item (the
-rule above); a clip with no narration inside its range, or over an Ego4D video that is not
-narrated. A file that is not JSON, not a list, or missing stops the build (``check``).
+repeated one, names a clip ``rvs_ego.json`` does not define, or holds a byte that is not UTF-8
+in either. Filtered: every QA item (the rule above); a clip with no narration inside its
+range, or over an Ego4D video that is not narrated. A file that is not JSON, not a list, or
+missing stops the build (``check``).
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ class VStreamQA(VideoDataset):
         if isinstance(qid, bool) or not isinstance(qid, int | str) or not str(qid).strip():
             raise BadInput(QA, f"{where}.id", f"must be a question id, got {qid!r}",
                            self.item(f"question{where}"))
-        qid = str(qid).strip()
+        qid = text_field(str(qid), QA, f"{where}.id", self.item(f"question{where}"))
         item = self.item(f"question/{qid}")
         if qid in seen:
             raise BadInput(QA, f"{where}.id", f"question {qid} is also [{seen[qid]}]", item)
@@ -213,11 +214,25 @@ class VStreamQA(VideoDataset):
         if not isinstance(vid, str) or vid not in positions:
             raise BadInput(QA, f"{where}.video_id", f"question {qid} names clip {vid!r}, which "
                                                     f"{CLIPS} does not define", item)
-        kind = q.get("answer_type") if isinstance(q.get("answer_type"), str) else "?"
+        text_field(vid, QA, f"{where}.video_id", item)  # quoted below: never a lone surrogate
+        kind = _answer_type(q.get("answer_type"))
         return NativeFiltered(item, QA, PAST_DEPENDENT, (
             f"question {qid} on clip {vid} ({kind}): StreamReady §4.2 states that VStream-QA's "
             "questions are entirely past-dependent and removes them all; this is the paper's "
             "statement about the whole set, not a test run on this question"))
+
+
+def _answer_type(value: Any) -> str:
+    """The answer type as a filter reason names it (``Action Caption``), else ``?``. Why not
+    any value as it stands: the reason goes into the release, which can write neither a byte
+    that is not UTF-8 (``load_json`` keeps it as a lone surrogate) nor a folder of whoever
+    wrote the file (an absolute path typed in the field); a label is neither."""
+    if not isinstance(value, str) or value.strip().startswith("/"):
+        return "?"
+    try:
+        return text_field(value, QA, "answer_type", "") or "?"
+    except BadInput:
+        return "?"
 
 
 def clip_file(video_id: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.common.video_sources.base import NativeVideo
 from tests.fuzz.readers import SUBJECTS, Outcome, matching, problems
 from tests.support.fuzz import files_under
 
@@ -82,5 +83,7 @@ def pools(name: str, root: Path, base: Outcome) -> list[list[str]]:
     the unchanged folder's kept items read (then, in the mutator, any file)."""
     subject = SUBJECTS[name]
     files = files_under(root)
-    read = sorted({f for item in base.kept.values() for f, _ in getattr(item, "source_files", [])})
+    read = sorted({f for item in base.kept.values() for f, _ in getattr(item, "source_files", [])}
+                  | {f for item in base.kept.values() if isinstance(item, NativeVideo)
+                     for f in (item.video, item.annotation_file)})
     return [matching(files, subject.listing), matching(files, subject.prefer), read]

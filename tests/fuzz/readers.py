@@ -12,12 +12,15 @@ escapes here escapes in a build. The build-level fuzz (``test_build_fuzz.py``) r
 StreamVibe and ProReady-QA go one step further than their readers: the step that consumes what
 the reader passed on (StreamVibe's task record and request, ProReady-QA's annotations) runs too
 — each video normalized as ``NormalizeVideo`` does, then the real DoFns ``GenerateCandidates``
-/ ``BuildCandidates`` — since a crash there is a crash of the run all the same.
+/ ``BuildCandidates`` — since a crash there is a crash of the run all the same. The video
+datasets in their released layouts likewise: their listing, then StreamVibe's planner and
+ProReady's native mapping on every video they list (:func:`video_dataset`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +33,7 @@ import yaml
 from core.errors import BadInput, Rejection
 from core.media.images import verify_image
 from pipelines.common.sources import Filtered, ItemRef, ReaderConfig, SourceItem, SourceReader, preflight
+from pipelines.common.video_sources.base import SPAN_KINDS, NativeVideo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,6 +49,7 @@ class Outcome:
     rejected: list[Rejection] = field(default_factory=list)
     inputs: int = 0  # listed refs + listing rejections + listing filtered (by count)
     duplicate_ids: list[str] = field(default_factory=list)  # kept twice under one id
+    strays: list[str] = field(default_factory=list)  # what a reader yielded that is no outcome
 
     def summary(self) -> str:
         if self.refused is not None:
@@ -214,6 +219,95 @@ def streamvibe(root: Path, scratch: Path) -> Outcome:
     return out
 
 
+# -- the video datasets in their released layouts ---------------------------------------------
+
+def undecoded_mapper(dataset: Any, tolerance: float) -> Any:
+    """ProReady's native mapping without a decoder: a ``NativeReader`` whose ``probe`` (the one
+    step of ``load_video`` that opens the video) answers with ``duration_s``, set per video to
+    its annotated end. So the mapping, the span checks against that end and the template
+    generator run on every listed video of every case without decoding one; a video's decoded
+    end is the business of the cases that cut videos short (``TRUNCATED``)."""
+    from core.media.video import VideoInfo
+    from pipelines.proready.native import NativeReader
+
+    class Undecoded(NativeReader):
+        duration_s = 0.0
+
+        def probe(self, rel: str, vid: str, shown: str | None = None) -> tuple[str, str, Any]:
+            n = max(1, round(self.duration_s * 25))
+            return self.path(rel), "0" * 64, VideoInfo(rel, 25.0, n, n, self.duration_s, 64, 48)
+
+    return Undecoded(dataset, ReaderConfig(extra={"end_tolerance_s": tolerance}))
+
+
+def video_dataset(name: str) -> Callable[[Path, Path], Outcome]:
+    """A video dataset's reader as both video builds run it (``pipelines/common/video_sources``,
+    ProReady's VStream-QA at ``<parent>/vstream_qa`` over the Ego4D layout beside it): ``check``
+    before the build (a BadInput refuses the source), every item ``videos`` yields — a
+    ``NativeVideo`` kept, a ``NativeFiltered`` filtered, a ``BadInput`` rejected; anything else
+    is recorded in ``Outcome.strays`` —, ``unrecognized``; then what consumes each kept video:
+    StreamVibe's planner (``native_record``, ``plan_requests`` with every subtype,
+    ``native_past_end`` at the annotated end) and ProReady's native mapping with its template
+    generator (:func:`undecoded_mapper`). A BadInput from the mapping or the generator rejects the
+    video, as ``load`` / ``BuildCandidates`` do in a build."""
+
+    def run(root: Path, scratch: Path) -> Outcome:
+        from pipelines.common.sources import Filtered
+        from pipelines.common.video_sources.base import NativeFiltered, NativeVideo
+        from pipelines.proready.generation import build_video, generation_config
+        from pipelines.proready.native import open_dataset
+        from pipelines.proready.sources import VIDEOS
+        from pipelines.streamvibe.planner import native_past_end, native_record, plan_requests
+
+        dataset = open_dataset(name, str(root), {"ego4d": str(root.parent / "ego4d")})
+        out = Outcome()
+        try:
+            dataset.check()
+        except BadInput as err:
+            out.refused = err
+            return out
+        for x in dataset.videos():
+            out.inputs += 1
+            if isinstance(x, BadInput):
+                out.rejected.append(dataset.rejection(x, item_id=x.item_id or name, stage="listing"))
+            elif isinstance(x, NativeFiltered):
+                out.filtered.append(Filtered(x.item_id, "video_sources", name, x.source_file, x.rule,
+                                             x.reason))
+            elif isinstance(x, NativeVideo):
+                if x.key in out.kept:
+                    out.duplicate_ids.append(x.key)
+                out.kept[x.key] = x
+            else:
+                out.strays.append(f"videos() yielded a {type(x).__name__}: {x!r:.200}")
+        for rejection in dataset.unrecognized():
+            out.rejected.append(rejection)
+            out.inputs += 1
+        cfg = yaml.safe_load((REPO / "configs" / "proready.yaml").read_text())
+        seed = int(cfg["global_seed"])
+        gen = generation_config(cfg, REPO, "configs/proready.yaml")
+        mapper = undecoded_mapper(dataset, float(cfg["source"]["end_tolerance_s"]))
+        for key, video in list(out.kept.items()):
+            native = native_record(video)
+            end = video.annotated_duration_s or max((s.end for s in video.spans), default=1.0)
+            for k, request in enumerate(plan_requests(video, native, seed)):
+                native_past_end({"id": f"{key}/{k}", "collection": name, "native": native,
+                                 "annotated_duration_s": video.annotated_duration_s, "request": request},
+                                end)
+            mapper.duration_s = end
+            try:
+                res = build_video(mapper.load_video(video), gen, {})
+            except BadInput as err:
+                del out.kept[key]
+                out.rejected.append(mapper.rejection(err, item_id=key, stage="load"))
+                continue
+            if res.video_rejected is not None and res.video_rejected.environment == VIDEOS:
+                del out.kept[key]
+                out.rejected.append(res.video_rejected)
+        return out
+
+    return run
+
+
 @dataclass(frozen=True)
 class Subject:
     """One reader under fuzz: the folder of the corpora it reads (``folder``), how a build runs
@@ -221,7 +315,9 @@ class Subject:
     relative to the root) and other files worth changing more often than the many frames
     (``prefer``: videos, say). Line-oriented listings, where every line that is not blank is
     one input (a line lost would be a silent drop): ``manifest``, whose lines are all the
-    inputs, or ``line_files``, whose inputs name ``<file>:<line>``."""
+    inputs, or ``line_files``, whose inputs name ``<file>:<line>``. ``beside``: folders (relative
+    to the corpora) a case copies unchanged next to its own, for a reader that reads another
+    dataset's layout too (VStream-QA's clips over Ego4D's narrations)."""
 
     name: str
     folder: str
@@ -230,6 +326,7 @@ class Subject:
     prefer: tuple[str, ...] = ()
     manifest: str = ""
     line_files: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
 
 
 MANIFEST = ("manifest.jsonl", "labels.json")
@@ -247,6 +344,19 @@ SUBJECTS = {s.name: s for s in (
             ("categories.csv", "annotations/*/*.csv"), ("downloads/*/*",)),
     Subject("streamvibe", "streamvibe", streamvibe, ("manifest.jsonl", "tasks/*.json"), ("videos/*",)),
     Subject("proready", "proready", proready, ("manifest.yaml",), ("video/*",)),
+    # the video datasets in their released layouts (scripts/native_demo.py, beside StreamVibe's
+    # manifest in the StreamVibe demo corpus)
+    Subject("youcook2", "streamvibe/youcook2", video_dataset("youcook2"),
+            ("annotations/*.json", "label_foodtype.csv", "splits/*.txt"), ("raw_videos/*/*/*",)),
+    Subject("activitynet_captions", "streamvibe/activitynet_captions",
+            video_dataset("activitynet_captions"), ("*.json",), ("videos/*",)),
+    Subject("charades", "streamvibe/charades", video_dataset("charades"), ("Charades/*",),
+            ("Charades_v1_480/*",)),
+    Subject("ego4d", "streamvibe/ego4d", video_dataset("ego4d"),
+            ("v2/ego4d.json", "v2/annotations/*.json"), ("v2/full_scale/*",)),
+    Subject("vstream_qa", "streamvibe/vstream_qa", video_dataset("vstream_qa"),
+            ("vstream-realtime/*.json",), ("vstream-realtime/ego4d_videos/*",),
+            beside=("streamvibe/ego4d",)),
 )}
 
 
@@ -285,9 +395,11 @@ def problems(subject: Subject, outcome: Outcome, root: Path, mutation: Any = Non
             found.append(f"{where}: names a host path {source_file!r}")
         if not fld:
             found.append(f"{where}: names no field")
-        for text in texts:
+        for text in [source_file, fld, *texts]:
             if host_path_in(text, roots):
                 found.append(f"{where}: a host path in {text!r}")
+            if not _encodes(text):
+                found.append(f"{where}: {text!r} cannot be written as UTF-8 (a lone surrogate)")
 
     if outcome.refused is not None:
         err = outcome.refused
@@ -302,13 +414,78 @@ def problems(subject: Subject, outcome: Outcome, root: Path, mutation: Any = Non
         found.append(f"{sid!r} kept twice")
     both = set(outcome.kept) & {r.item_id for r in outcome.rejected}
     found += [f"{sid!r} both kept and rejected" for sid in sorted(both)]
+    found += outcome.strays
     for sid, item in outcome.kept.items():
         if isinstance(item, SourceItem):
             found += [f"kept {sid!r}: {p}" for p in unusable(item)]
+        elif isinstance(item, NativeVideo):
+            found += [f"kept {sid!r}: {p}" for p in unusable_video(item, root, roots)]
     found += lost_lines(subject, outcome, root)
-    if mutation is not None and baseline is not None and not matching([mutation.path], subject.listing):
+    if baseline is not None and any(isinstance(v, NativeVideo) for v in baseline.kept.values()):
+        found += lost_videos(outcome, baseline)
+    elif mutation is not None and baseline is not None and not matching([mutation.path], subject.listing):
         found += lost_items(outcome, mutation, baseline)
     return found
+
+
+def _encodes(text: str) -> bool:
+    """``text`` can be written into a release (JSON, Parquet: UTF-8): a reader that keeps a
+    byte that is not UTF-8 as a lone surrogate (``surrogateescape``) must not pass it on."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unusable_video(video: NativeVideo, root: Path, roots: list[str]) -> list[str]:
+    """What the video builds could not use of a listed native video: a video path that is not
+    a file of the layout (absolute, ``..``, not there), an annotated duration or a span time that
+    is not a finite non-negative number, an inverted span, a span kind no benchmark maps, a span
+    naming no ``<file>: <field>``, a host path or a string that cannot be written as UTF-8."""
+    out = []
+    rel = video.video
+    if rel.startswith("/") or ".." in rel.split("/") or not os.path.lexists(root / rel):
+        out.append(f"video {rel!r} is not a file under the root")
+    if video.annotation_file.startswith("/"):
+        out.append(f"annotation file {video.annotation_file!r} is not relative")
+    duration = video.annotated_duration_s
+    if duration is not None and not (isinstance(duration, float | int) and math.isfinite(duration)
+                                     and duration >= 0):
+        out.append(f"annotated duration {duration!r}")
+    texts = [video.video_id, video.video, video.split, video.environment, video.task, video.topic,
+             video.annotation_file]
+    if not video.spans:
+        out.append("no spans")
+    for k, s in enumerate(video.spans):
+        if s.kind not in SPAN_KINDS:
+            out.append(f"spans[{k}]: kind {s.kind!r}")
+        if not all(isinstance(t, float | int) and math.isfinite(t) and t >= 0 for t in (s.start, s.end)) \
+                or s.end < s.start:
+            out.append(f"spans[{k}]: [{s.start!r}, {s.end!r}]")
+        file, sep, where = s.field.partition(": ")
+        if not (sep and file and where) or file.startswith("/"):
+            out.append(f"spans[{k}]: field {s.field!r} names no <file>: <field>")
+        texts += [s.label, s.text, s.phrase, s.field, *(v for kv in s.extra for v in kv)]
+    for text in texts:
+        if not isinstance(text, str):
+            out.append(f"{text!r} is not a string")
+        elif host_path_in(text, roots):
+            out.append(f"a host path in {text!r}")
+        elif not _encodes(text):
+            out.append(f"{text!r} cannot be written as UTF-8 (a lone surrogate)")
+    return out
+
+
+def lost_videos(outcome: Outcome, baseline: Outcome) -> list[str]:
+    """Every video the unchanged layout listed is still accounted for, whichever file changed:
+    kept, filtered or rejected under its id, or rejected naming its video file (a video whose
+    annotation went is a file no annotation lists, ``VideoDataset.unannotated``)."""
+    ids = {r.item_id for r in outcome.rejected} | {f.item_id for f in outcome.filtered}
+    files = {r.source_file for r in outcome.rejected} | {f.source_file for f in outcome.filtered}
+    return [f"{sid!r} ({video.video}) is neither kept, filtered nor rejected"
+            for sid, video in baseline.kept.items()
+            if sid not in outcome.kept and sid not in ids and video.video not in files]
 
 
 def unusable(item: SourceItem) -> list[str]:

@@ -8,8 +8,15 @@ the source root and a field and no host folder, no item is kept twice or unusabl
 line-oriented listing and no item whose file changed is lost without a word, and no case runs
 for more than :data:`CASE_SECONDS`.
 
-``BENCHFORGE_FUZZ_CASES=N`` runs N seeds per reader (default :data:`DEFAULT_CASES`; ``make fuzz``
-runs more). A case is named ``<reader>-<seed>`` and is rerun alone with
+The video datasets' readers (``pipelines/common/video_sources``, VStream-QA) are held to the
+same rule item by item — every item of ``videos()`` a native video, a filtered input or a
+BadInput naming a relative file and a field, no listed video gone without a word, no string a
+release cannot write — and what consumes their videos (StreamVibe's planner, ProReady's native
+mapping) runs too.
+
+``BENCHFORGE_FUZZ_CASES=N`` runs N seeds per reader (default :data:`DEFAULT_CASES`, and
+:data:`VIDEO_DEFAULT_CASES` for the video datasets' readers; ``make fuzz`` runs more). A case is
+named ``<reader>-<seed>`` and is rerun alone with
 ``pytest 'tests/fuzz/test_reader_fuzz.py::test_reader_takes_bad_input[coco-17]'``.
 """
 
@@ -29,10 +36,23 @@ from tests.fuzz.conftest import baseline, pools
 from tests.fuzz.readers import SUBJECTS, Outcome, problems
 from tests.support import fuzz
 
-DEFAULT_CASES = 30  # per reader: 300 cases in all; the file takes ~45 s on 2 cores
-CASES = int(os.environ.get("BENCHFORGE_FUZZ_CASES", DEFAULT_CASES))
+DEFAULT_CASES = 30  # per reader: 300 cases for the ten image and manifest readers (~45 s on 2 cores)
+# The video datasets' readers list annotations and plan from them without decoding a video (a
+# case takes ~20 ms against ~150 ms), so the same time buys them more cases: 300 for the five
+VIDEO_DATASETS = ("youcook2", "activitynet_captions", "charades", "ego4d", "vstream_qa")
+VIDEO_DEFAULT_CASES = 60
+CASES = os.environ.get("BENCHFORGE_FUZZ_CASES")
 CASE_SECONDS = 60  # a reader that takes longer on one changed file hangs (the demo reads in < 1 s)
-SEEDS = [(name, seed) for name in SUBJECTS for seed in range(CASES)]
+
+
+def cases(name: str) -> int:
+    """Seeds run for reader ``name``: ``BENCHFORGE_FUZZ_CASES`` when set, else its default."""
+    if CASES:
+        return int(CASES)
+    return VIDEO_DEFAULT_CASES if name in VIDEO_DATASETS else DEFAULT_CASES
+
+
+SEEDS = [(name, seed) for name in SUBJECTS for seed in range(cases(name))]
 
 
 class Hang(BaseException):
@@ -62,6 +82,8 @@ def run_case(name: str, corpora: Path, cache: dict[str, Outcome], tmp_path: Path
     base = baseline(name, corpora, cache, tmp_path / "baseline")
     root = tmp_path / subject.folder
     shutil.copytree(corpora / subject.folder, root, symlinks=True)
+    for other in subject.beside:
+        shutil.copytree(corpora / other, tmp_path / other, symlinks=True)
     mutation = change(root, pools(name, root, base))
     try:
         with time_limit(CASE_SECONDS):
@@ -79,6 +101,13 @@ def test_reader_takes_bad_input(name: str, seed: int, fuzz_corpora: Path,
                                 baselines: dict[str, Outcome], tmp_path: Path) -> None:
     run_case(name, fuzz_corpora, baselines, tmp_path,
              lambda root, pool: fuzz.mutate(root, f"{name}:{seed}", pool))
+    # a passing case's copy goes (a failing one stays to look at): pytest keeps every case's
+    # folder, and BENCHFORGE_FUZZ_CASES=1000 would otherwise leave ~10 MB per case on disk
+    for entry in tmp_path.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink()
 
 
 # -- cases that failed once -------------------------------------------------------------------
@@ -86,10 +115,13 @@ def test_reader_takes_bad_input(name: str, seed: int, fuzz_corpora: Path,
 # draws, which change whenever the mutator learns a new kind of change): the reader, the case
 # that found it (``<reader>-<seed>`` under the mutator of the day, or "review" for one found
 # reading the code the fuzz led to), the mutation — kind, file, node, value written — and the
-# outcome now expected: a refusal of the whole source or a rejection naming file and field.
+# outcome now expected: a refusal of the whole source or a rejection naming file and field (or,
+# ``filtered``, the input's file and id: an input a rule leaves out, whose reason broke a rule).
 # Before the fix each ended the run with the exception named in the comment, or broke the rule
 # named there.
 ANN = "annotations/instances_val2014.json"
+YC2_TEST = "annotations/youcookii_annotations_test_segments_only.json"
+VSQA = "vstream-realtime/test_qa_ego4d.json"
 FOUND = [
     # ValueError (an integer over Python's 4300 digits) out of json.loads and yaml.safe_load,
     # through every reader's except JSONDecodeError / YAMLError: a traceback before the build
@@ -146,6 +178,32 @@ FOUND = [
     # outside the dataset, and the rejection named it
     ("proready", "proready-26", "yaml:path", "manifest.yaml", "videos[2].path", "/etc/hostname",
      ("rejected", "manifest.yaml", "videos[2].path")),
+    # BadInput out of YouCook2's listing (videos()), halfway through: check() read only the
+    # train/val annotation and the dish list, not the test-split annotation or the split lists
+    # that videos() reads as a whole too
+    ("youcook2", "youcook2-86", "json:retype", YC2_TEST, "database", [], ("refused", YC2_TEST, "database")),
+    ("youcook2", "youcook2-121", "fs:loop-link", "splits/train_list.txt", "", None,
+     ("refused", "splits/train_list.txt", "file")),
+    # TypeError (unhashable list) in YouCook2's listing: a subset given as a list
+    ("youcook2", "youcook2-357", "json:retype", YC2_TEST, "database.tReEtEsT001.subset", [],
+     ("rejected", YC2_TEST, "database.tReEtEsT001.subset")),
+    # a lone surrogate in a reason (no release can write it): a split list's recipe type with a
+    # byte that is not UTF-8 was quoted in the mismatch rejection
+    ("youcook2", "review", "extra:file", "splits/val_list.txt", "", b"caf\xe9/bIkEsDemo01\n",
+     ("refused", "splits/val_list.txt", "utf-8")),
+    # ... and a Charades id with one: the row was rejected as a video "not on disk" under an id
+    # and a reason holding the surrogate
+    ("charades", "charades-842", "csv:bad-utf8", "Charades/Charades_v1_test.csv", "row 2 cell 1",
+     b"caf\xe9", ("rejected", "Charades/Charades_v1_test.csv:2", "id")),
+    # ... and a video id (a JSON key) with one: the rejection's id, field and reason held it
+    ("activitynet_captions", "activitynet_captions-1236", "bytes:insert", "val_1.json", "byte 16",
+     b"\xda\xe5r", ("rejected", "val_1.json", "v_bIkEsDemo0\\xda\\xe5r1")),
+    # VStream-QA's filter reason quoted a question's answer_type as it stood: a byte that is not
+    # UTF-8 (a lone surrogate) or an absolute path (a host folder) went into the release
+    ("vstream_qa", "vstream_qa-284", "json:bad-utf8", VSQA, "[0].answer_type", None,
+     ("filtered", VSQA, "vstream_qa/question/1")),
+    ("vstream_qa", "vstream_qa-285", "json:path", VSQA, "[1].answer_type", "<root>/Order Judging(Y/N)",
+     ("filtered", VSQA, "vstream_qa/question/2")),
 ]
 
 
@@ -161,6 +219,10 @@ def test_cases_that_failed_once(name: str, found_by: str, kind: str, rel: str, w
     if how == "refused":
         assert outcome.refused is not None, outcome.summary()
         assert (outcome.refused.source_file, outcome.refused.field) == (source_file, field)
+    elif how == "filtered":  # ``field``: the filtered input's id
+        assert outcome.refused is None, outcome.summary()
+        assert (source_file, field) in {(f.source_file, f.item_id) for f in outcome.filtered}, \
+            [(f.source_file, f.item_id, f.reason) for f in outcome.filtered]
     else:
         assert outcome.refused is None, outcome.summary()
         assert (source_file, field) in {(r.source_file, r.field) for r in outcome.rejected}, \

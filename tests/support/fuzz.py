@@ -564,9 +564,11 @@ def apply_at(root: Path, kind: str, rel: str, where: str, new: Any = DRAW) -> Mu
     on the mutator's random draws: ``kind`` as :class:`Mutation` names it, ``rel`` the file,
     ``where`` the node as the mutation's detail names it (``categories[79].id``; for JSON lines
     ``line 2: drawing[0]``; for CSV ``row 28 cell 2``; nothing for a file-system change), ``new``
-    the value a retype or path change writes (``<root>`` in it: the dataset root), or the bytes
-    of a file nobody listed."""
-    rng = random.Random(0)  # only markers and the bytes of bad-utf8 are drawn
+    the value a retype or path change writes (``<root>`` in it: the dataset root), the bytes
+    of a file nobody listed, the bytes a CSV ``bad-utf8`` appends to its cell, or those a
+    ``bytes:insert`` puts at ``byte <offset>``. A file-system
+    change (``fs:loop-link``) names only the file: what it writes is drawn from a fixed seed."""
+    rng = random.Random(0)  # only markers, the bytes of bad-utf8 and a link's shape are drawn
     path = root / rel
     fmt, _, op = kind.partition(":")
     if isinstance(new, str):
@@ -578,16 +580,28 @@ def apply_at(root: Path, kind: str, rel: str, where: str, new: Any = DRAW) -> Mu
         shutil.rmtree(path)
         path.write_bytes(b"not a folder\n")
         return Mutation(kind, rel, "the folder replaced by a 13-byte file")
+    if kind in FS_MUTATIONS:
+        return Mutation(kind, rel, FS_MUTATIONS[kind](path, rng))
+    if kind == "bytes:insert":  # ``where``: ``byte <offset>``; ``new``: the bytes put there
+        at = int(re.fullmatch(r"byte (\d+)", where).group(1))
+        data = path.read_bytes()
+        path.write_bytes(data[:at] + new + data[at:])
+        return Mutation(kind, rel, f"{len(new)} bytes {new.hex()} inserted at {at} of {len(data)}")
     if fmt == "csv":
         r, c = (int(n) - 1 for n in re.fullmatch(r"row (\d+) cell (\d+)", where).groups())
         rows = list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
-        if op != "huge-field":
+        raw = b""
+        if op == "huge-field":
+            rows[r][c], detail = "a" * 200_000, "200000 characters"
+        elif op == "bad-utf8":
+            raw = rng.choice(BAD_UTF8) if new is DRAW else new
+            rows[r][c], detail = rows[r][c] + _PLACEHOLDER, f"bytes {raw.hex()} appended"
+        else:
             raise ValueError(f"apply_at: {kind} not supported")
-        rows[r][c] = "a" * 200_000
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(rows)
-        path.write_bytes(buf.getvalue().encode("utf-8"))
-        return Mutation(kind, rel, f"{where}: 200000 characters")
+        path.write_bytes(buf.getvalue().encode("utf-8").replace(_PLACEHOLDER.encode(), raw))
+        return Mutation(kind, rel, f"{where}: {detail}")
     line = None
     if fmt == "jsonl":
         found = re.fullmatch(r"line (\d+): (.*)", where)

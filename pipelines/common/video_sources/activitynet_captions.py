@@ -116,6 +116,7 @@ class ActivityNetCaptions(VideoDataset):
             vid = key[2:] if key.startswith("v_") else key
             annotated |= {key, vid}
             try:
+                self.checked_id(key, listed[key][0], key)
                 yield self._video(key, vid, listed[key], docs, database, files)
             except BadInput as err:
                 yield err

@@ -166,6 +166,18 @@ class VideoDataset(DatasetRoot, ABC):
                                              f", but {file}: {where} puts it in {expected}/", item)
         return found[0]
 
+    def checked_id(self, video_id: str, file: str, where: str) -> None:
+        """BadInput when a video id read from an annotation file (a JSON key, which
+        :func:`text_field` never sees) holds a byte that is not UTF-8. The id, the field that
+        names it and the item are shown with that byte as ``\\xNN`` (:func:`shown`): the lone
+        surrogate :meth:`load_json` keeps could not be written into a release. Its video file,
+        if on disk, is then a file no annotation lists (:meth:`unannotated`)."""
+        bad = _SURROGATE.search(video_id)
+        if bad:
+            raise BadInput(file, shown(where), f"the video id is not valid UTF-8: byte "
+                                               f"0x{ord(bad.group()) - 0xDC00:02x} at column "
+                                               f"{bad.start() + 1}", self.item(shown(video_id)))
+
     def unannotated(self, files: dict[str, list[str]], annotated: set[str]) -> Iterator[BadInput]:
         """One bad input per video file on disk that no annotation file lists: an input counted
         and named, not silently ignored (it may be a misnamed download)."""
@@ -215,6 +227,12 @@ def repeated_key(value: Any, where: str) -> str | None:
             if found:
                 return found
     return None
+
+
+def shown(text: str) -> str:
+    """``text`` as a rejection may name it: each byte that is not UTF-8 (a lone surrogate, as
+    :meth:`VideoDataset.load_json` / ``load_text`` keep it) written ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def text_field(value: Any, file: str, where: str, item: str, *, required: bool = True) -> str:

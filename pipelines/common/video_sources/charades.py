@@ -161,6 +161,10 @@ class Charades(VideoDataset):
                 continue
             for line, cells in self._rows(rel):
                 vid = cells[0].strip() if cells else ""
+                try:
+                    text_field(vid, rel, "id", "")
+                except BadInput:  # empty or not UTF-8: the row goes by its line (_video says why)
+                    vid = ""
                 found.setdefault(vid or f"{rel}:{line}", []).append((rel, line, cells))
         for vid in sorted(found):
             rows = found[vid]
@@ -182,8 +186,9 @@ class Charades(VideoDataset):
         if len(cells) != len(HEADER):
             raise BadInput(where, "row", f"{len(cells)} columns, the header has {len(HEADER)}", item)
         row = dict(zip(HEADER, cells, strict=True))
-        if not vid:
-            raise BadInput(where, "id", "empty", item)
+        # an empty id, or one holding a byte that is not UTF-8 (load_text keeps it as a lone
+        # surrogate, which no release can write), rejects its row here, by line
+        text_field(row["id"], where, "id", item)
         scene = text_field(row["scene"], where, "scene", item)
         length = seconds(row["length"], where, "length", item)
         actions = text_field(row["actions"], where, "actions", item, required=False)

@@ -173,6 +173,7 @@ class Ego4D(VideoDataset):
         files = self.video_files(VIDEO_ROOT)
         for uid in sorted(narrations):
             try:
+                self.checked_id(uid, NARRATIONS, uid)
                 yield self._video(uid, narrations, meta, files)
             except BadInput as err:
                 yield err

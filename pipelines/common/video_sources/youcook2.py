@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.errors import BadInput
-from core.text import csv_rows
+from core.text import csv_rows, utf8_text
 from pipelines.common.video_sources.base import (
     NativeFiltered,
     NativeSpan,
@@ -74,8 +74,14 @@ class YouCook2(VideoDataset):
 
     # -- whole-source files --------------------------------------------------------------------
     def check(self) -> None:
+        """Every file :meth:`videos` reads as a whole — the optional test-split annotation and
+        split lists too: one of them unreadable (a link to nothing, a folder in its place, not
+        JSON) is a whole-source problem, so it stops the build here, naming the file, instead of
+        escaping from the listing halfway through."""
         self._database(TRAINVAL, required=True)
+        self._database(TEST, required=False)
         self._foodtypes()
+        self._split_lists()
 
     def _database(self, name: str, required: bool) -> tuple[str, dict[str, Any]] | None:
         rel = self._annotation(name)
@@ -108,13 +114,16 @@ class YouCook2(VideoDataset):
         return out
 
     def _split_lists(self) -> dict[str, list[tuple[str, int, str]]]:
-        """Video id → every (split, line, recipe type) that lists it."""
+        """Video id → every (split, line, recipe type) that lists it. Read as strict UTF-8: an id
+        is compared with the annotation's and quoted in reasons, so a byte that is not UTF-8
+        names its file and line here rather than travelling on as a lone surrogate."""
         out: dict[str, list[tuple[str, int, str]]] = {}
         for split in SUBSETS.values():
             rel = f"splits/{split}_list.txt"
             if not self.exists(rel):
                 continue
-            for n, line in enumerate(self.load_text(rel).splitlines(), start=1):
+            text = utf8_text(self.read_bytes(rel, field="file"), rel)
+            for n, line in enumerate(text.splitlines(), start=1):
                 if line.strip():
                     rcp, _, vid = line.strip().partition("/")
                     out.setdefault(vid, []).append((split, n, rcp))
@@ -132,6 +141,11 @@ class YouCook2(VideoDataset):
                 continue
             rel, database = found
             for vid in sorted(database):
+                try:
+                    self.checked_id(vid, rel, f"database.{vid}")
+                except BadInput as err:
+                    yield err
+                    continue
                 item = self.item(vid)
                 if vid in seen:
                     yield BadInput(rel, f"database.{vid}", f"video id also in {seen[vid]}: an id "
@@ -156,7 +170,7 @@ class YouCook2(VideoDataset):
         if not isinstance(entry, dict):
             raise BadInput(rel, where, "must be an object", item)
         subset = entry.get("subset")
-        if subset not in SUBSETS:
+        if not isinstance(subset, str) or subset not in SUBSETS:  # a list is no key of SUBSETS
             raise BadInput(rel, f"{where}.subset", f"{subset!r} is not one of {sorted(SUBSETS)}", item)
         recipe = str(entry.get("recipe_type", ""))
         if recipe not in foods:
