@@ -14,6 +14,7 @@ import pytest
 from core.errors import BadInput
 from pipelines.common.video_sources.base import NativeFiltered, NativeVideo
 from pipelines.proready.vstream_qa import CLIPS, PAST_DEPENDENT, QA, VStreamQA
+from tests.pipelines.common.video_sources.conftest import listed
 
 ROOT = Path(__file__).resolve().parents[3]
 BIKES = "3f1c2a9e-5b7d-4c1e-9a2f-6d8e0b4c7a15"
@@ -34,15 +35,7 @@ def _copy(demo: Path, tmp_path: Path) -> Path:
 
 
 def _listed(root: Path, demo: Path) -> tuple[dict[str, NativeVideo], list[NativeFiltered], list[BadInput]]:
-    videos, filtered, bad = {}, [], []
-    for x in VStreamQA(str(root), str(demo / "ego4d")).videos():
-        if isinstance(x, BadInput):
-            bad.append(x)
-        elif isinstance(x, NativeFiltered):
-            filtered.append(x)
-        else:
-            videos[x.video_id] = x
-    return videos, filtered, bad
+    return listed(VStreamQA(str(root), str(demo / "ego4d")))
 
 
 def test_clips_carry_the_ego4d_narrations_and_every_question_is_filtered(demo: Path) -> None:
