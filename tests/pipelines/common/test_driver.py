@@ -331,7 +331,7 @@ def test_the_pending_state_names_the_folders_as_the_user_typed_them(
     state = run_streamvibe(["--raw-dir", "raw", "--out", "out", "--no-review-media"])
     commands = json.loads((state / "status.json").read_text())["next"]
     assert commands[-1].endswith(" --raw-dir raw --out out --decisions out/streamvibe/review/log")
-    assert "--candidates out/streamvibe/review/3.0.0/review_candidates.jsonl" in commands[2]
+    assert f"--candidates out/streamvibe/review/{state.name}/review_candidates.jsonl" in commands[2]
     assert not any(str(tmp_path) in c for c in commands)
     monkeypatch.chdir(REPO)  # from the repo root, the console script is the repo's own
     exe = Path(sys.executable).with_name("benchforge")

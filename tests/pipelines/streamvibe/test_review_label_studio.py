@@ -106,7 +106,7 @@ def test_printed_commands_take_candidates_to_a_release(ls_env, panel, demo_raw, 
     assert f"{OBJECTED}\tv1\tneeds_correction" in shown and shown.count("\tapproved\t") == 4
 
     _paste(build, env)
-    final = out / "streamvibe" / "3.0.0"
+    final = out / "streamvibe" / state.name  # the version the pending state was built for
     manifest = json.loads((final / "manifest.json").read_text())
     kept = {st: c["kept"] for st, c in manifest["counts"].items() if c["kept"]}
     assert kept == {"I": 1, "L": 1, "M": 1, "R": 1}
