@@ -91,13 +91,30 @@ def _read_exactly(conn: socket.socket, n: int) -> bytes | None:
     return data
 
 
+@contextlib.contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    """Bind or connect the socket by its short name from inside its folder. Why: an AF_UNIX
+    address holds at most ~108 bytes, and a deep temporary folder (a test's ``tmp_path`` once
+    pytest's counter reached three digits, or a long ``TMPDIR``) made the full path longer:
+    the template failed to start ("AF_UNIX path too long") and every worker started cold. Only
+    this process's own working directory moves, and only for the call."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def attach(folder: Path) -> int:
     """Client side: hand this worker's environment to the template and wait for the worker it
     forks; that worker's exit status. Without a template, become a cold worker (no return)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.connect(str(folder / TEMPLATE_SOCKET))
-        _send(conn, json.dumps({"environ": dict(os.environ), "cwd": os.getcwd()}).encode())
+        cwd = os.getcwd()  # the worker's, sent before the connect moves into the folder
+        with _inside(folder):
+            conn.connect(TEMPLATE_SOCKET)
+        _send(conn, json.dumps({"environ": dict(os.environ), "cwd": cwd}).encode())
         started = _receive(conn) == STARTED
     except OSError:  # no template (gone, or it failed to start)
         started = False
@@ -114,7 +131,8 @@ def serve(folder: Path, count: int, preload: Sequence[str]) -> int:
     import importlib
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(folder / TEMPLATE_SOCKET))  # first: a client that comes now just waits
+    with _inside(folder):
+        listener.bind(TEMPLATE_SOCKET)  # first: a client that comes now just waits
     listener.listen(max(count, 1))
     before = dict(os.environ)
     harness = importlib.import_module(HARNESS)

@@ -50,9 +50,12 @@ def _read_marks(marks: Path, grandparents: set[int] | None = None) -> dict[int, 
 
 @pytest.fixture
 def own_tmp(tmp_path, monkeypatch) -> Path:
-    """The template's socket folder goes under tmp_path, so the test sees it removed."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
+    """The template's socket folder goes under tmp_path, so the test sees it removed — deeper
+    than an AF_UNIX address can name (~108 bytes), as a long TMPDIR or pytest's three-digit
+    counter made it: the template must start all the same."""
+    folder = tmp_path / ("deep-" * 16) / "tmp"
+    folder.mkdir(parents=True)
+    assert len(str(folder / "benchforge-workers-xxxxxxxx" / "template.sock")) > 108
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
 
