@@ -72,6 +72,26 @@ class BuildContext:
             raise SystemExit(f"{title} source directory not found: {root} ({hint})")
         return str(root)
 
+    def dataset_names(self, overrides: dict[str, str], known: list[str]) -> list[str]:
+        """The video datasets this build reads: the config's ``datasets:`` and any ``--source
+        <name>=PATH``, sorted; SystemExit naming an unknown one."""
+        names = set(self.config.get("datasets") or {}) | set(overrides)
+        unknown = sorted(names - set(known))
+        if unknown:
+            raise SystemExit(f"unknown video datasets {unknown} (config datasets: / --source); "
+                             f"known: {sorted(known)}")
+        return sorted(names)
+
+    def dataset_root(self, name: str, title: str, overrides: dict[str, str], base: str,
+                     listed_as: str = "") -> str:
+        """A video dataset's folder: ``--source <name>=PATH`` (relative to the working
+        directory), else ``listed_as`` or ``<base>/<name>`` under ``--raw-dir``; SystemExit
+        naming what to set when it is missing."""
+        if name in overrides:
+            return self.source_root(overrides[name], title, f"--source {name}=PATH", base=Path.cwd())
+        return self.source_root(listed_as or f"{base}/{name}", title,
+                                f"set RAW_DIR, --source {name}=PATH, or leave it out of datasets:")
+
     def recorded_root(self, root: str, flag: str) -> str:
         """How a release names a source root: relative to ``--raw-dir`` (``coco``, ``.``), a URL as
         it is, and a root outside the raw-dir only by the ``flag`` that gave it (``--source

@@ -124,21 +124,12 @@ class ProReady(Benchmark):
         whose annotation files cannot be read stops the build, or is left out with
         ``--skip-unreadable-sources``."""
         conf = ctx.config.get("datasets") or {}
-        known = dataset_names()
-        unknown = sorted((set(conf) | set(overrides)) - set(known))
-        if unknown:
-            raise SystemExit(f"unknown video datasets {unknown} (config datasets: / --source); "
-                             f"known: {known}")
+        names = ctx.dataset_names(overrides, dataset_names())
 
         def root_of(name: str, listed_as: str = "") -> str:
-            title = f"{name} ({self.title})"
-            if name in overrides:
-                return ctx.source_root(overrides[name], title, f"--source {name}=PATH", base=Path.cwd())
-            return ctx.source_root(listed_as or f"{base}/{name}", title,
-                                   f"set RAW_DIR, --source {name}=PATH, or leave it out of datasets:")
+            return ctx.dataset_root(name, f"{name} ({self.title})", overrides, base, listed_as)
 
         roots: dict[str, str] = {}
-        names = sorted(set(conf) | set(overrides))
         if "vstream_qa" in names:
             roots["ego4d"] = root_of("ego4d", str((conf.get("vstream_qa") or {}).get("ego4d", "")))
         readers: dict[str, NativeReader] = {}

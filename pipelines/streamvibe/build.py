@@ -166,22 +166,13 @@ class StreamVibe(Benchmark):
             if not sep or not path:
                 raise SystemExit(f"--source {arg}: expected DATASET=PATH")
             overrides[name] = path
-        unknown = sorted((set(conf) | set(overrides)) - set(DATASETS))
-        if unknown:
-            raise SystemExit(f"unknown video datasets {unknown} (config datasets: / --source); "
-                             f"known: {sorted(DATASETS)}")
         out = []
-        for name in sorted(set(conf) | set(overrides)):
+        for name in ctx.dataset_names(overrides, list(DATASETS)):
             opts = conf.get(name) or {}
             allowed = tuple(opts.get("subtypes") or SUBTYPES)
             if set(allowed) - set(SUBTYPES):
                 raise SystemExit(f"datasets.{name}.subtypes: unknown {sorted(set(allowed) - set(SUBTYPES))}")
-            title = f"{DATASETS[name].title} ({self.title})"
-            if name in overrides:
-                root = ctx.source_root(overrides[name], title, f"--source {name}=PATH", base=Path.cwd())
-            else:
-                root = ctx.source_root(f"{base}/{name}", title,
-                                       f"set RAW_DIR, --source {name}=PATH, or leave it out of datasets:")
+            root = ctx.dataset_root(name, f"{DATASETS[name].title} ({self.title})", overrides, base)
             try:
                 DATASETS[name](root).check()
             except BadInput as err:
