@@ -107,11 +107,13 @@ def _too_long(exc: ValueError) -> str:
     return f"{what}, more than Python reads ({_DIGIT_LIMIT} digits)"
 
 
-def csv_rows(text: str, name: str, field: str = "csv") -> Iterator[tuple[int, list[str]]]:
+def csv_rows(text: str, name: str, field: str = "csv", *, strict: bool = False
+             ) -> Iterator[tuple[int, list[str]]]:
     """``(line number, cells)`` of every row of a CSV document (a row's first line when a quoted
-    cell spans lines); a row the ``csv`` module refuses (a cell over its field size limit) is
-    BadInput naming ``<name>:<line>`` — the document stops there, as the module cannot go on."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    cell spans lines); a row the ``csv`` module refuses (a cell over its field size limit; with
+    ``strict``, also a stray quote) is BadInput naming ``<name>:<line>`` — the document stops
+    there, as the module cannot go on."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=strict)
     while True:
         start = reader.line_num + 1
         try:

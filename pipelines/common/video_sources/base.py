@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import BadInput
-from core.text import json_value
+from core.text import csv_rows, json_value
 from pipelines.common.sources import DatasetRoot
 
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".avi", ".mov")
@@ -138,6 +138,19 @@ class VideoDataset(DatasetRoot, ABC):
     def load_text(self, rel: str) -> str:
         """A text annotation file (CSV, class lists), non-UTF-8 bytes kept as lone surrogates."""
         return self.read_bytes(rel, field="file").decode("utf-8", errors="surrogateescape")
+
+    def csv_table(self, rel: str, header: list[str]) -> list[tuple[int, list[str]]]:
+        """(first line, cells) of each row after the header of a CSV annotation file, blank rows
+        left out; BadInput naming ``<file>:<line>`` when it is not CSV (a stray quote, a cell
+        over the csv module's limit) or its header is not the released one. A UTF-8 byte order
+        mark is dropped (spreadsheet programs write one); bytes that are not UTF-8 stay lone
+        surrogates, rejected where a field holds one (:func:`text_field`)."""
+        rows = list(csv_rows(self.load_text(rel).removeprefix("\ufeff"), rel, strict=True))
+        if not rows or [c.strip() for c in rows[0][1]] != header:
+            got = shown(",".join(rows[0][1]) if rows else "")
+            raise BadInput(f"{rel}:1", "header", f"expected the released columns {','.join(header)}, "
+                                                 f"got {got[:200]!r}")
+        return [r for r in rows[1:] if any(c.strip() for c in r[1])]
 
     def video_files(self, folder: str = "") -> dict[str, list[str]]:
         """Video id (file stem) → the video files under ``folder`` (any depth), sorted."""
@@ -258,6 +271,8 @@ def seconds(value: Any, file: str, where: str, item: str) -> float:
         raise BadInput(file, where, f"must be a number of seconds, got {value!r}", item)
     try:
         x = float(value)
+    except OverflowError:  # an integer past the float range (JSON allows any number of digits)
+        raise BadInput(file, where, "a number of seconds too large to be a time", item) from None
     except (TypeError, ValueError):
         raise BadInput(file, where, f"must be a number of seconds, got {value!r}", item) from None
     if not math.isfinite(x):

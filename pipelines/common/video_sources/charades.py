@@ -25,8 +25,6 @@ read like the training split.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterator
 
@@ -109,7 +107,7 @@ class Charades(VideoDataset):
         for name in SPLITS:
             rel = self._annotation(name)
             if rel:
-                self._rows(rel)
+                self.csv_table(rel, HEADER)
 
     def _classes(self) -> dict[str, str]:
         """Class id → class name (``c000 Holding some clothes``)."""
@@ -132,24 +130,6 @@ class Charades(VideoDataset):
             raise BadInput(rel, "file", "no classes")
         return out
 
-    def _rows(self, rel: str) -> list[tuple[int, list[str]]]:
-        """(first line, cells) of each row after the header; BadInput when the file is not CSV
-        or its header is not the released one."""
-        reader = csv.reader(io.StringIO(self.load_text(rel), newline=""), strict=True)
-        rows: list[tuple[int, list[str]]] = []
-        line = 1
-        try:
-            for cells in reader:
-                rows.append((line, cells))
-                line = reader.line_num + 1
-        except csv.Error as exc:
-            raise BadInput(f"{rel}:{line}", "csv", f"not CSV (the row from this line): {exc}") from exc
-        if not rows or rows[0][1] != HEADER:
-            got = rows[0][1] if rows else []
-            raise BadInput(f"{rel}:1", "header", f"expected the released columns {','.join(HEADER)}, "
-                                                 f"got {','.join(got)!r}")
-        return [r for r in rows[1:] if any(c.strip() for c in r[1])]
-
     # -- videos --------------------------------------------------------------------------------
     def videos(self) -> Iterator[NativeVideo | NativeFiltered | BadInput]:
         classes = self._classes()
@@ -159,7 +139,7 @@ class Charades(VideoDataset):
             rel = self._annotation(name)
             if rel is None:
                 continue
-            for line, cells in self._rows(rel):
+            for line, cells in self.csv_table(rel, HEADER):
                 vid = cells[0].strip() if cells else ""
                 try:
                     text_field(vid, rel, "id", "")

@@ -47,7 +47,7 @@ def test_clips_carry_the_ego4d_narrations_and_every_question_is_filtered(demo: P
     bikes = videos["000001"]
     assert bikes.video == "vstream-realtime/ego4d_videos/000001.mp4"
     assert [(s.start, s.label) for s in bikes.spans][:2] == [
-        (0.6, "a car drives along the road"), (2.1, "a man rides a bicycle past the cars")]
+        (0.6, "a car drives along the road"), (1.4, "a man rides a bicycle past the cars")]
     assert bikes.spans[0].field == \
         f"v2/annotations/narration.json: {BIKES}.narration_pass_1.narrations[1].timestamp_sec"
     assert [(f.item_id, f.rule) for f in filtered] == [

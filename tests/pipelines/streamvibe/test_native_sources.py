@@ -95,7 +95,7 @@ def test_a_native_span_past_the_decoded_end_names_its_file_and_field() -> None:
 
 @pytest.fixture(scope="module")
 def native_pending(demo_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's pending state with the default config: the custom manifest and the four
+    """The demo's pending state with the default config: the custom manifest and the eight
     datasets' demo layouts."""
     out = tmp_path_factory.mktemp("out")
     return run(["--raw-dir", str(demo_raw), "--out", str(out), "--no-review-media"])
@@ -114,12 +114,20 @@ def test_candidates_come_from_the_dataset_with_no_request_typed_by_hand(native_p
     status = json.loads((native_pending / "status.json").read_text())
     assert status["datasets"]["youcook2"]["candidates"] == {"G": 2, "I": 2, "L": 2}
     assert status["datasets"]["youcook2"]["root"] == "streamvibe/youcook2"
-    assert sorted(status["datasets"]) == ["activitynet_captions", "charades", "ego4d", "youcook2"]
+    assert sorted(status["datasets"]) == ["activitynet_captions", "assembly101", "charades", "ego4d",
+                                          "holoassist", "perception_test", "videocua", "youcook2"]
+    # every dataset gives candidates of each subtype the demo config lists for it (one R where
+    # only one label repeats); VideoCUA's two screen recordings give the GUI subtype T
+    assert {name: d["candidates"] for name, d in status["datasets"].items() if name != "youcook2"} == {
+        "activitynet_captions": {"I": 3, "L": 3}, "assembly101": {"G": 2, "I": 2, "L": 2, "R": 1},
+        "charades": {"I": 2, "M": 2, "P": 2, "R": 1}, "ego4d": {"M": 2, "R": 1},
+        "holoassist": {"G": 2, "L": 2, "M": 2, "P": 2}, "perception_test": {"I": 2, "M": 2, "P": 2, "R": 1},
+        "videocua": {"T": 2}}
     un = status["counts"]["unassigned"]
-    # custom manifest: 1 line without a task record; each of the four datasets: a video never
-    # downloaded and one on disk that nobody annotated (rejected); YouCook2's test split (captions
-    # withheld) and a Charades video with no action (filtered)
-    assert (un["inputs"], un["rejected"], un["filtered"]) == (11, 9, 2)
+    # custom manifest: 1 line without a task record; each of the eight datasets: a video never
+    # downloaded and one on disk that nobody annotated (rejected), and the inputs a named rule
+    # leaves out (YouCook2's and Perception Test's test splits, a video with no annotation, …)
+    assert (un["inputs"], un["rejected"], un["filtered"]) == (25, 17, 8)
     for c in status["counts"].values():
         assert c["inputs"] == c["kept"] + c["filtered"] + c["rejected"] + c.get("pending", 0)
 
