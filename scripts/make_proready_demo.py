@@ -14,7 +14,7 @@ approve, and the bikes shot-cut count is rejected by one reviewer (a cut is an e
 an event in the scene). This exercises corrections, versioning and exclusion — it is not a review.
 
     python scripts/make_proready_demo.py corpus --out demo_corpus
-    python scripts/make_proready_demo.py decisions --review out/proready/review/2.0.0 \
+    python scripts/make_proready_demo.py decisions --review out/proready/review/2.1.0 \
         --out demo_corpus/proready/review
 """
 
@@ -26,9 +26,13 @@ import shutil
 import sys
 from pathlib import Path
 
+import native_demo  # scripts/ is on the path when a script of it runs
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+
+# the datasets configs/proready.yaml lists, and Ego4D, whose narrations vstream_qa reads
+DATASETS = ["youcook2", "ego4d", "vstream_qa"]
 CACHE = REPO / ".cache" / "demo-media" / "video"
 
 MANIFEST = {
@@ -121,6 +125,8 @@ def make_corpus(out: Path) -> Path:
     (root / "manifest.yaml").write_text(
         "# ProReady demo corpus: real registry videos, hand-written native annotations (seconds).\n"
         + yaml.safe_dump(MANIFEST, sort_keys=False, width=110))
+    # the video datasets configs/proready.yaml lists, in their released layouts, beside it
+    native_demo.build(CACHE, root, DATASETS)
     return root
 
 

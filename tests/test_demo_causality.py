@@ -24,8 +24,8 @@ def test_every_streamvibe_step_and_pointwise_row_is_truncation_invariant(demo_re
     rows_of = defaultdict(list)
     for r in rows:
         rows_of[r["sample_id"]].append(r)
-    # 12 samples from the manifest, 21 planned from the four dataset layouts
-    assert (len(samples), sum(len(s["steps"]) for s in samples), len(rows)) == (33, 1200, 164)
+    # 12 samples from the manifest, 46 planned from the eight dataset layouts
+    assert (len(samples), sum(len(s["steps"]) for s in samples), len(rows)) == (58, 1389, 232)
     for s in samples:
         assert stream_violations(s) == [], s["id"]
         assert pointwise_violations(s, rows_of[s["id"]]) == [], s["id"]
@@ -71,6 +71,6 @@ def test_no_model_facing_pointwise_column_tells_the_label(demo_releases: DemoRel
 
 def test_every_proready_item_is_truncation_invariant(demo_releases: DemoReleases):
     items = pq.read_table(demo_releases.paths["proready"] / "data").to_pylist()
-    assert len(items) == 12 and sum(len(check_times(i)) for i in items) > 100
+    assert len(items) == 17 and sum(len(check_times(i)) for i in items) > 100
     for item in items:
         assert question_violations(item) == [], item["id"]

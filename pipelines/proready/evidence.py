@@ -25,6 +25,7 @@ causal effect visibility for CTD)."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,22 @@ def refine_window(
     return t_s, max(t_s, t_e)
 
 
+DECISION_STRIDE_S = 1.0  # the released tasks' default decision stride (lmms_eval_utils)
+
+
+def first_decision_time(turns: list[dict[str, Any]], t_s: float, duration: float) -> float | None:
+    """The first time at or after ``t_s`` at which a streamed model decides: the item is played
+    at 1 FPS from its first question's ask time and the model replies after each frame
+    (``decision_stride_s``, 1 s, in the released lmms-eval tasks), up to the video's end. A
+    window with no such time cannot be answered on time by any model (a native narration at
+    9.2 s of a 10 s video gives [9.2, 10.0]: the last decision is at 9 s). ``None``: none
+    before the end."""
+    first = min(float(t["ask_time_s"]) for t in turns)
+    k = max(0, math.ceil((t_s - first) / DECISION_STRIDE_S - 1e-9))
+    tick = first + k * DECISION_STRIDE_S
+    return tick if tick < duration - 1e-9 else None
+
+
 def validate_item(item: dict[str, Any], source_file: str) -> None:
     """Raise :class:`BadInput` for the first broken invariant of a candidate item."""
     duration = float(item["video_duration_s"])
@@ -136,6 +153,14 @@ def validate_item(item: dict[str, Any], source_file: str) -> None:
                 source_file, f"{f}.t_s",
                 f"evidence at {t_s}s does not follow the question asked at {ask}s: the question is "
                 "not future-dependent (StreamReady App. C)", item["id"],
+            )
+        tick = first_decision_time(turns, t_s, duration)
+        if tick is None or tick > t_e + 1e-9:
+            raise BadInput(
+                source_file, f"{f}.evidence_window",
+                f"window [{t_s}, {t_e}] s holds no decision time of the 1 FPS stream (the first "
+                f"question's ask time + whole seconds, before the {duration} s end): a streamed "
+                "model could not answer inside it", item["id"],
             )
         if k:
             prev = turns[k - 1]

@@ -38,3 +38,16 @@ def demo_manifest() -> dict[str, Any]:
     import make_proready_demo
 
     return yaml.safe_load(yaml.safe_dump(make_proready_demo.MANIFEST))
+
+
+@pytest.fixture(scope="session")
+def manifest_only_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo config without its video datasets: the custom manifest alone, for the tests that
+    build small corpora of their own and check what that source yields, item by item (the
+    datasets have their own tests: test_native_sources.py, test_vstream_qa.py)."""
+    cfg = yaml.safe_load((ROOT / "configs" / "proready.yaml").read_text())
+    cfg.pop("datasets", None)
+    cfg["prompts_dir"] = str(ROOT / cfg["prompts_dir"])
+    path = tmp_path_factory.mktemp("cfg") / "proready.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path

@@ -36,6 +36,12 @@ def _videos(demo: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture()
+def only_manifest(manifest_only_config: Path) -> list[str]:
+    """``--config`` of the demo config without its video datasets (this corpus has none)."""
+    return ["--config", str(manifest_only_config)]
+
+
+@pytest.fixture()
 def corpus(tmp_path: Path, media: Path, demo_manifest: dict[str, Any]) -> Path:
     src = write_corpus(tmp_path / "raw", media, _videos(demo_manifest))
     (src / "video" / "broken.avi").write_bytes(b"RIFF\x00\x00\x00\x00AVI this is not a video" * 20)
@@ -62,11 +68,11 @@ def _approve_all(candidates: list[dict[str, Any]], except_id: str) -> list[dict[
     return out
 
 
-def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
+def test_pending_review_then_release(only_manifest: list[str], corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    review = run(["--raw-dir", str(corpus), "--out", str(out)])
-    assert review == out.resolve() / "proready" / "review" / "2.0.0"
-    assert not (out / "proready" / "2.0.0").exists()  # nothing released before review
+    review = run([*only_manifest, "--raw-dir", str(corpus), "--out", str(out)])
+    assert review == out.resolve() / "proready" / "review" / "2.1.0"
+    assert not (out / "proready" / "2.1.0").exists()  # nothing released before review
     state = json.loads((review / "status.json").read_text())
     assert state["state"] == "pending_review"
     assert state["counts"]["videos"] == {"inputs": 7, "kept": 2, "filtered": 0, "rejected": 5,
@@ -111,7 +117,7 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
         {"sample_id": "tree.gsd-0", "turn_index": 0, "annotator": "a1", "t_s": 26.0, "t_e": 27.5},
         {"sample_id": "tree.gsd-0", "turn_index": 0, "annotator": "a2", "t_s": 26.0, "t_e": 27.5},
     ]))
-    final = run(["--raw-dir", str(corpus), "--out", str(out), "--decisions", str(decisions),
+    final = run([*only_manifest, "--raw-dir", str(corpus), "--out", str(out), "--decisions", str(decisions),
                  "--qc-windows", str(qc)])
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["counts"]["items"] == {"inputs": 11, "kept": 9, "filtered": 1, "rejected": 1}
@@ -131,7 +137,7 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     import datasets
 
-    # a private cache: datasets keys its cache on the directory name ("2.0.0"), not the content
+    # a private cache: datasets keys its cache on the directory name ("2.1.0"), not the content
     hf = str(tmp_path / "hf-cache")
     ssr = datasets.load_dataset(str(final), "ssr", split="test", cache_dir=hf)
     assert ssr[0]["id"] == "tree.ssr-chain-1" and ssr[0]["approvals"] == ["r1", "r2", "r3", "r4"]
@@ -143,9 +149,10 @@ def test_pending_review_then_release(corpus: Path, tmp_path: Path) -> None:
     assert len(datasets.load_dataset(str(final), "all", split="test", cache_dir=hf)) == 9
 
 
-def test_candidates_are_byte_identical_across_runners(corpus: Path, tmp_path: Path) -> None:
-    a = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "a")])
-    b = run(["--raw-dir", str(corpus), "--out", str(tmp_path / "b"),
+def test_candidates_are_byte_identical_across_runners(only_manifest: list[str], corpus: Path,
+                                                      tmp_path: Path) -> None:
+    a = run([*only_manifest, "--raw-dir", str(corpus), "--out", str(tmp_path / "a")])
+    b = run([*only_manifest, "--raw-dir", str(corpus), "--out", str(tmp_path / "b"),
              "--direct_running_mode=multi_threading", "--direct_num_workers=3"])
     fa, fb = sorted((a / "rejected").glob("*.parquet")), sorted((b / "rejected").glob("*.parquet"))
     assert [f.name for f in fa] == [f.name for f in fb]
@@ -154,30 +161,34 @@ def test_candidates_are_byte_identical_across_runners(corpus: Path, tmp_path: Pa
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_missing_inputs_are_clear_errors(tmp_path: Path) -> None:
+def test_missing_inputs_are_clear_errors(only_manifest: list[str], tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="ProReady-QA source directory not found"):
-        run(["--raw-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
+        run([*only_manifest, "--raw-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
     with pytest.raises(SystemExit, match="--decisions: .* does not exist"):
-        run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--decisions", str(tmp_path / "x")])
+        run([*only_manifest, "--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+             "--decisions", str(tmp_path / "x")])
     with pytest.raises(SystemExit, match="pass --decisions too"):
-        run(["--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--corrections", str(tmp_path)])
+        run([*only_manifest, "--raw-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+             "--corrections", str(tmp_path)])
 
 
-def test_unreadable_manifest_is_one_clear_error(tmp_path: Path, media: Path) -> None:
+def test_unreadable_manifest_is_one_clear_error(only_manifest: list[str], tmp_path: Path,
+                                                media: Path) -> None:
     """The only source of the benchmark: nothing to skip to, the build stops in one line."""
     src = write_corpus(tmp_path / "raw", media, [])
     (src / "manifest.yaml").write_bytes(b"videos:\n  - video_id: caf\xe9\n")
     with pytest.raises(SystemExit) as err:
-        run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
+        run([*only_manifest, "--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
     assert str(err.value).startswith("error: source proready cannot be read: manifest.yaml (under ")
     assert "manifest: not valid UTF-8: byte 0xe9 on line 2" in str(err.value)
 
 
-def test_a_manifest_yielding_no_video_stops_the_build_naming_it(tmp_path: Path, media: Path) -> None:
+def test_a_manifest_yielding_no_video_stops_the_build_naming_it(only_manifest: list[str], tmp_path: Path,
+                                                                 media: Path) -> None:
     from exports.release import ReleaseError
 
     src = write_corpus(tmp_path / "raw", media, [{"video_id": "gone", "path": "video/none.mp4"}])
     with pytest.raises(ReleaseError) as err:
-        run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
+        run([*only_manifest, "--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
     assert f"videos: 0 samples from {src}/manifest.yaml (inputs 1, filtered 0, rejected 1; e.g. " \
            "video/none.mp4: video file not found under the source root" in str(err.value)

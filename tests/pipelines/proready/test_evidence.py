@@ -61,6 +61,8 @@ def _item(turns: list[dict]) -> dict:
 def test_validate_item_accepts_a_future_dependent_chain() -> None:
     validate_item(_item([{}, {"turn_index": 1, "ask_time_s": 12.0, "t_s": 15.0, "t_e": 16.0,
                               "refers_to": 0, "dependency": "local"}]), "m.yaml")
+    # decision times count from the first question's ask time (10.5 s): 12.5 lies in [12.2, 12.9]
+    validate_item(_item([{"ask_time_s": 10.5, "t_s": 12.2, "t_e": 12.9}]), "m.yaml")
 
 
 @pytest.mark.parametrize(
@@ -76,6 +78,10 @@ def test_validate_item_accepts_a_future_dependent_chain() -> None:
                "dependency": "global"}], "turns[1].dependency", "local"),
         ([{}, {"turn_index": 1, "ask_time_s": 12.0, "t_s": 15.0, "t_e": 16.0, "refers_to": 1,
                "dependency": "local"}], "turns[1].refers_to", "earlier turn"),
+        # asked at 10 s, the stream decides at 10, 11, …, 29 s: [12.2, 12.9] holds none of
+        # them; [29.2, 30.0] ends the video after the last one (a narration at 29.2 s)
+        ([{"t_s": 12.2, "t_e": 12.9}], "turns[0].evidence_window", "no decision time"),
+        ([{"t_s": 29.2, "t_e": 30.0}], "turns[0].evidence_window", "no decision time"),
     ],
 )
 def test_validate_item_names_the_broken_field(turns: list[dict], field: str, words: str) -> None:

@@ -48,14 +48,15 @@ def _decide(panel, log: Path, version: int, objection: dict[tuple[str, str], str
             m.client().annotations.create(id=rec["tasks"][m.pseudonym], result=result, lead_time=20.0)
 
 
-def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_path, monkeypatch, capsys):
+def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, manifest_only_config, tmp_path,
+                                      monkeypatch, capsys):
     tree = next(v for v in demo_manifest["videos"] if v["video_id"] == "tree")
     raw = tmp_path / "raw"
     write_corpus(raw, media, [tree])
     out = tmp_path / "out"
     monkeypatch.setenv("BENCHFORGE_LS_PANEL_CONFIG", str(panel_yaml(ls_env, tmp_path)))
     monkeypatch.delenv("BENCHFORGE_LS_TOKEN_FILE", raising=False)
-    review = run(["--raw-dir", str(raw), "--out", str(out)])
+    review = run(["--config", str(manifest_only_config), "--raw-dir", str(raw), "--out", str(out)])
     status = json.loads((review / "status.json").read_text())
     assert status["media"] == "mp4" and (review / "media" / "proready" / "tree.mp4").stat().st_size > 0
     lines = [json.loads(x) for x in (review / "review_candidates.jsonl").read_text().splitlines()]
@@ -82,7 +83,7 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, tmp_p
     assert f"{CTD}\tv2\tapproved" in _run(show, capsys)
 
     _run(build + f" --corrections {corrections}", capsys)
-    final = out / "proready" / "2.0.0"
+    final = out / "proready" / "2.1.0"
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["counts"]["items"] == {"inputs": 4, "kept": 4, "filtered": 0, "rejected": 0}
     assert manifest["review"]["states"] == {"approved": 4}

@@ -56,6 +56,7 @@ QA = {"turns": [
 
 def _config(tmp: Path, server: ProtocolServer) -> Path:
     cfg = yaml.safe_load((Path(__file__).resolve().parents[3] / "configs" / "proready.yaml").read_text())
+    cfg.pop("datasets")  # the tree corpus alone
     cfg["generation"].update(method="llm", segment_s=10, summary_interval_s=15)
     cfg["evidence"]["method"] = "vlm_framewise"
     cfg["models"] = {
@@ -100,7 +101,7 @@ def test_llm_path_windows_retries_and_cache(tree_corpus: Path, tmp_path: Path) -
         n = len(server.requests)
         run(["--config", str(cfg), "--raw-dir", str(tree_corpus), "--out", str(tmp_path / "o2")])
         assert len(server.requests) == n  # every answer came from the persistent cache
-        assert (tmp_path / "o2/proready/review/2.0.0/candidates.jsonl").is_file()
+        assert (tmp_path / "o2/proready/review/2.1.0/candidates.jsonl").is_file()
 
 
 def _candidates(review: Path) -> list[dict]:

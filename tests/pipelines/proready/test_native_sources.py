@@ -47,14 +47,12 @@ def native_raw(media: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
     and a config listing them."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import make_proready_demo
-    import native_demo
 
     raw = tmp_path_factory.mktemp("raw")
-    make_proready_demo.make_corpus(raw)
-    native_demo.build(media, raw / "proready", ["youcook2", "ego4d", "vstream_qa"])
+    make_proready_demo.make_corpus(raw)  # the manifest and the datasets' layouts beside it
     cfg = yaml.safe_load((ROOT / "configs" / "proready.yaml").read_text())
-    assert "datasets" not in cfg  # the demo lists none: its release bytes stay the same
-    cfg["datasets"] = {"youcook2": {}, "ego4d": {}, "vstream_qa": {}}
+    assert sorted(cfg["datasets"]) == ["vstream_qa", "youcook2"]  # the demo's
+    cfg["datasets"]["ego4d"] = {}  # Ego4D's own videos too (the same footage as a clip)
     path = tmp_path_factory.mktemp("cfg") / "proready.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return raw, path
@@ -88,11 +86,11 @@ def test_candidates_come_from_every_listed_dataset_with_no_span_written_by_hand(
                                         "a cyclist rides past cars in traffic")
     assert chain["video_file"] == "youcook2/raw_videos/validation/1/bIkEsDemo01.mp4"
     assert chain["source"] == "youcook2"
-    # Ego4D narrations 2.1 s and 9.2 s say the same thing: REC counts 2, its window the last one
-    # until the decoded end; VStream-QA's clip 000001 is the same footage, its spans Ego4D's
+    # Ego4D narrations 1.4 s and 3.2 s say the same thing: REC counts 2, its window the last one
+    # until the next narration (4.2 s); VStream-QA's clip 000001 is the same footage, its spans Ego4D's
     for vid in (f"ego4d/{BIKES}", "vstream_qa/000001"):
         (turn,) = native[f"{vid}.rec-a-man-rides-a-bicycle-past-the-cars"]["turns"]
-        assert (turn["answer"], turn["ask_time_s"], turn["t_s"], turn["t_e"]) == ("2", 0.0, 9.2, 10.0)
+        assert (turn["answer"], turn["ask_time_s"], turn["t_s"], turn["t_e"]) == ("2", 0.0, 3.2, 4.2)
         assert turn["cue"].startswith(f"{NAR}: {BIKES}.narration_pass_1.narrations[5].timestamp_sec")
     assert native["vstream_qa/000001.rec-a-man-rides-a-bicycle-past-the-cars"]["video_file"] == \
         "vstream_qa/vstream-realtime/ego4d_videos/000001.mp4"
