@@ -151,6 +151,6 @@ def test_release_reports_each_dataset_and_rebuilds_byte_identical(
     assert released == {"youcook2", "ego4d", "vstream_qa"}
     assert "| YouCook2 | `proready/youcook2` | 4 | 3 |" in (final / "README.md").read_text()
     before = {p.relative_to(final): p.read_bytes() for p in sorted(final.rglob("*")) if p.is_file()}
-    again = run(args)
+    again = run([*args, "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     after = {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()}
     assert after == before
