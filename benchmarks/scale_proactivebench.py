@@ -85,20 +85,16 @@ code, and the last lines of its stderr are printed under the table and saved in 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import multiprocessing
 import os
 import platform
 import queue
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +105,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.monitor import MB, SAMPLE_INTERVAL_S, log, python_exe, run_monitored  # noqa: E402
 from benchmarks.replicate_corpus import (  # noqa: E402
     DEFAULT_CONFIG,
     DEMO_COUNTS,
@@ -118,134 +115,6 @@ from benchmarks.replicate_corpus import (  # noqa: E402
 )
 from core.media.images import decode_image, encode_image, sniff_format  # noqa: E402
 from exports.release_files import read_batches  # noqa: E402
-
-SAMPLE_INTERVAL_S = 0.2
-STDERR_TAIL_LINES = 12
-MB = 1024 * 1024
-
-
-# -- process-tree memory -------------------------------------------------------------------------------
-def _proc_children() -> dict[int, list[int]]:
-    """parent pid → child pids, from /proc/<pid>/stat (field 4, after the parenthesised name)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry.name}/stat").read_text()
-        except OSError:  # the process ended while we looked
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    return children
-
-
-def _proc_rss(pid: int) -> int:
-    try:
-        resident_pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-    return resident_pages * os.sysconf("SC_PAGE_SIZE")
-
-
-def tree_rss_proc(root: int) -> tuple[int, int]:
-    """(sum of RSS bytes, process count) over ``root`` and its descendants, from /proc."""
-    children = _proc_children()
-    pids, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        todo.extend(children.get(pid, []))
-    return sum(_proc_rss(p) for p in pids), len(pids)
-
-
-def tree_rss_psutil(root: int) -> tuple[int, int]:
-    import psutil
-
-    try:
-        top = psutil.Process(root)
-        procs = [top, *top.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0, 0
-    total = 0
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):  # ended between listing and reading
-            total += proc.memory_info().rss
-    return total, len(procs)
-
-
-def tree_sampler() -> Callable[[int], tuple[int, int]]:
-    """psutil if the venv has it (portable), else /proc (Linux, what these machines run)."""
-    try:
-        import psutil  # noqa: F401
-    except ImportError:
-        return tree_rss_proc
-    return tree_rss_psutil
-
-
-# -- running one build -------------------------------------------------------------------------------
-@dataclass
-class BuildRun:
-    returncode: int | None
-    wall_s: float
-    peak_rss_bytes: int
-    peak_procs: int
-    samples: int
-    timed_out: bool
-    stderr_tail: list[str]
-    peak_disk_bytes: int = 0
-
-
-def disk_used(path: Path) -> int:
-    """Bytes in use on the file system holding ``path`` (statvfs: cheap enough to sample at
-    0.2 s, unlike walking a staging folder of ~150K blob files)."""
-    return shutil.disk_usage(path).used
-
-
-def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None,
-                  disk_of: Path | None = None) -> BuildRun:
-    """Run ``cmd`` in its own session (so a timeout can end exactly its process group), sampling
-    the tree's RSS every 0.2 s and, with ``disk_of``, how far the used bytes of that file system
-    rose above where they were at the start (staging, blob store and release together: what a
-    build needs free; anything else writing to the same disk meanwhile counts too);
-    stdout/stderr go to files, never to a pipe that could fill up."""
-    sample = tree_sampler()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
-    peak = procs = samples = peak_disk = 0
-    disk_before = disk_used(disk_of) if disk_of is not None else 0
-    timed_out = False
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, start_new_session=True)
-        while proc.poll() is None:
-            rss, n = sample(proc.pid)
-            peak, procs, samples = max(peak, rss), max(procs, n), samples + 1
-            if disk_of is not None:
-                peak_disk = max(peak_disk, disk_used(disk_of) - disk_before)
-            if timeout is not None and time.perf_counter() - started > timeout:
-                timed_out = True
-                _kill_group(proc)
-                break
-            time.sleep(SAMPLE_INTERVAL_S)
-        proc.wait()
-        wall = time.perf_counter() - started
-    tail = err_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
-    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail, peak_disk)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """End the build's own process group (it was started with a new session): TERM, then KILL."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 # -- measuring a release --------------------------------------------------------------------------------
@@ -363,11 +232,6 @@ def write_config(base: Path, per_class: dict[str, int], path: Path) -> Path:
         cfg["environments"][env] = {**(cfg["environments"].get(env) or {}), "per_class": value}
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
-
-
-def python_exe() -> str:
-    venv = ROOT / ".venv" / "bin" / "python"
-    return str(venv) if venv.exists() else sys.executable
 
 
 def build_command(config: Path, corpus: Path, out: Path, workers: int) -> list[str]:
@@ -530,10 +394,6 @@ def render_table(results: list[ScaleResult], base: str | None) -> str:
             lines.append(f"--- {r.scale}: {r.status}; last lines of stderr:")
             lines.extend(f"    {line}" for line in r.stderr_tail)
     return "\n".join(lines)
-
-
-def log(message: str) -> None:
-    print(f"[scale] {message}", file=sys.stderr, flush=True)
 
 
 def parse_scales(text: str, flag: str = "--scales") -> list[int]:

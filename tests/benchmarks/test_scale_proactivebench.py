@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks.scale_proactivebench import decode_encode_floor, parallel_floor, run_monitored
+from benchmarks.monitor import run_monitored
+from benchmarks.scale_proactivebench import decode_encode_floor, parallel_floor
 from tests.support.demo import DemoReleases
 
 

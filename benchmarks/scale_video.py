@@ -1,0 +1,351 @@
+"""How a StreamVibe-Bench or ProReady-QA build scales with its video: time, memory, disk at k×.
+
+Why: the video demos build in seconds from a few clips; the papers' benchmarks hold 183 hours
+(StreamVibe §3.4) and 32 half-hour-to-hour videos (StreamReady §4.2). For each scale this
+replicates the demo corpus in its native layouts (``benchmarks/replicate_video.py``: the custom
+manifest and YouCook2 / Ego4D / Charades in their released layouts, every video under a new
+id), then runs the real build in a subprocess while sampling the memory of its whole process
+tree and the disk it fills (``benchmarks/monitor.py``, the sampler the ProactiveBench benchmark
+uses), for each stage asked:
+
+* ``pending`` — ``benchforge build <benchmark>`` without decisions: reading, decoding, planning,
+  candidates, the pending-review state with its review media;
+* ``release`` — the same build with the scripted demo panel's decisions (every candidate
+  approved: ``scripts/make_*_demo.py``), through the release and its quality gate, into the
+  output folder that already holds its pending state (as a team builds it: pending, review,
+  release), so what the pending build cached is reused;
+* ``train`` (StreamVibe, ``--train``) — the training split (``--split train``), which reads the
+  training manifest's own videos: no floor is measured for it yet.
+
+The **floor** is measured in the same run on the same videos: every distinct video the pending
+state's candidates name, decoded once with the project's decoder (StreamVibe:
+``core.media.video.causal_frames`` at 1 FPS with the streams' size cap, JPEG-encoding the frames
+it keeps, as the build does; ProReady-QA: ``probe_video``, the one decode its template build
+needs, since its items reference the video and embed no frame), plus the browser copy the build
+makes for review (``transcode_for_browser`` to H.264), one process. Videos decoded and then
+rejected (a download cut short) are not in the floor, so ``×floor`` slightly overstates how far
+the build is above it.
+
+    .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,10
+    .venv/bin/python benchmarks/scale_video.py proready --scales 1,10 --workers 1,2 --stages pending,release
+    .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1 --train --json sv.json
+
+Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (distinct source videos
+with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates in the pending
+state; released samples for ``release``), ``wall s`` (median of ``--repeat``), ``s/video min``,
+``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``disk MB`` (the most the
+output's file system filled during the build), ``floor s`` / ``×floor`` (decoding, plus the
+review copies for ``pending``, the stage that makes them), ``RSS×``
+and ``s/min×`` (against the smallest scale of the same stage and worker count), ``load`` (1-minute
+load average at the start: other work on the machine). Absolute seconds depend on the machine and
+its load; the ratios are what to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from benchmarks.monitor import MB, log, python_exe, run_monitored  # noqa: E402
+from benchmarks.replicate_video import REPLICATED, replicate  # noqa: E402
+
+DEMO_MEDIA = ROOT / ".cache" / "demo-media" / "video"
+STAGES = ("pending", "release", "train")
+
+
+@dataclass
+class Row:
+    scale: int
+    stage: str
+    workers: int
+    status: str = "ok"
+    videos: int = 0
+    video_minutes: float = 0.0
+    samples: int = 0
+    walls_s: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+    peak_rss_mb: float = 0.0
+    peak_disk_mb: float = 0.0
+    peak_procs: int = 0
+    floor_s: float | None = None
+    over_floor: float | None = None
+    s_per_video_min: float | None = None
+    rss_ratio: float | None = None
+    time_ratio: float | None = None
+    load_avg_1m: float = 0.0
+    stderr_tail: list[str] = field(default_factory=list)
+
+
+# -- corpus, config, commands ---------------------------------------------------------------------
+def demo_raw(work: Path, benchmark: str) -> Path:
+    """The benchmark's demo corpus, written as ``make build-<benchmark>`` writes it."""
+    raw = work / "demo-raw"
+    if (raw / benchmark).is_dir():
+        return raw
+    if benchmark == "streamvibe":
+        import make_streamvibe_demo
+
+        make_streamvibe_demo.build(DEMO_MEDIA, raw / "streamvibe")
+    else:
+        import make_proready_demo
+
+        make_proready_demo.make_corpus(raw)
+    return raw
+
+
+def scale_config(benchmark: str, path: Path) -> Path:
+    """The demo config with ``datasets:`` cut to the replicated ones (module doc), its relative
+    paths made absolute (the config is written elsewhere)."""
+    cfg = yaml.safe_load((ROOT / "configs" / f"{benchmark}.yaml").read_text())
+    listed = cfg.get("datasets") or {}
+    cfg["datasets"] = {name: listed.get(name) or {} for name in REPLICATED[benchmark]}
+    for key in ("intents", "prompt", "prompts_dir"):
+        if isinstance(cfg.get(key), str):
+            cfg[key] = str(ROOT / cfg[key])
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def build_command(benchmark: str, config: Path, raw: Path, out: Path, workers: int,
+                  extra: list[str]) -> list[str]:
+    cmd = [python_exe(), "-m", "pipelines.cli", "build", benchmark, "--config", str(config),
+           "--raw-dir", str(raw), "--out", str(out), *extra]
+    if workers > 1:
+        cmd += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    return cmd
+
+
+def pending_state(out: Path, benchmark: str) -> Path | None:
+    found = sorted((out / benchmark / "review").glob("*/candidates.jsonl"))
+    return found[0].parent if found else None
+
+
+def write_decisions(state: Path, benchmark: str, folder: Path) -> list[str]:
+    """``--decisions`` (and ProReady's ``--corrections``) of the scripted demo panel over
+    ``state``: every candidate approved (``scripts/make_*_demo.py``), written into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if benchmark == "streamvibe":
+        import make_streamvibe_demo
+
+        rows = make_streamvibe_demo.decisions(state / "review_candidates.jsonl")
+        path = folder / "decisions.demo.jsonl"
+        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        return ["--decisions", str(path)]
+    import make_proready_demo
+
+    decisions, corrections = make_proready_demo.make_decisions(state, folder)
+    return ["--decisions", str(decisions), "--corrections", str(corrections)]
+
+
+# -- the floor ------------------------------------------------------------------------------------
+def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
+    """The distinct video files the pending state's candidates name."""
+    key = "source_file" if benchmark == "streamvibe" else "video_file"
+    names = set()
+    for line in (state / "candidates.jsonl").read_text().splitlines():
+        names.add(json.loads(line)[key])
+    root = raw / benchmark
+    return [root / n for n in sorted(names) if (root / n).is_file()]
+
+
+def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
+    """(decode seconds, review-copy seconds, decoded minutes): decode each video once as the
+    build must, and make its browser copy (module doc), one process."""
+    from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video, transcode_for_browser
+
+    minutes = decode_s = review_s = 0.0
+    with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
+        for k, video in enumerate(videos):
+            started = time.perf_counter()
+            if benchmark == "streamvibe":
+                minutes += causal_frames(video, fps=1.0, max_side=STREAM_MAX_SIDE).info.duration_s / 60
+            else:
+                minutes += probe_video(video).duration_s / 60
+            decode_s += time.perf_counter() - started
+            started = time.perf_counter()
+            transcode_for_browser(video, Path(tmp) / f"{k}.mp4")
+            review_s += time.perf_counter() - started
+    return decode_s, review_s, minutes
+
+
+# -- one scale ------------------------------------------------------------------------------------
+def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, work: Path) -> list[Row]:
+    raw = work / f"raw-{n}x"
+    log(f"{args.benchmark} {n}x: replicating")
+    summary = replicate(raw_demo, raw, args.benchmark, n, unique_bytes=args.unique_bytes)
+    log(f"{args.benchmark} {n}x: {summary['video_bytes'] / MB:.0f} MB of video")
+    rows: list[Row] = []
+    for stage in args.stages:
+        for w in args.workers:
+            row = Row(n, stage, w)
+            for turn in range(args.repeat):
+                out = work / f"out-{n}x-w{w}-{stage}"
+                extra = _stage_args(stage, args, work, n, raw, config)
+                if extra is None:
+                    row.status = "no pending state"
+                    break
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir(parents=True)
+                if stage == "release":  # the release builds over its own pending state
+                    run_monitored(build_command(args.benchmark, config, raw, out, w, []),
+                                  work / "logs" / f"{n}x-w{w}-prepend", args.timeout)
+                row.load_avg_1m = max(row.load_avg_1m, os.getloadavg()[0])
+                log(f"{args.benchmark} {n}x: {stage}, {w} worker(s), run {turn + 1}/{args.repeat}")
+                run = run_monitored(build_command(args.benchmark, config, raw, out, w, extra),
+                                    work / "logs" / f"{n}x-w{w}-{stage}-{turn}", args.timeout, disk_of=out)
+                row.walls_s.append(run.wall_s)
+                row.peak_rss_mb = max(row.peak_rss_mb, run.peak_rss_bytes / MB)
+                row.peak_disk_mb = max(row.peak_disk_mb, run.peak_disk_bytes / MB)
+                row.peak_procs = max(row.peak_procs, run.peak_procs)
+                if run.timed_out or run.returncode != 0:
+                    row.status = "timeout" if run.timed_out else f"failed rc={run.returncode}"
+                    row.stderr_tail = run.stderr_tail
+                    break
+                _count(row, out, args.benchmark)
+            if row.walls_s:
+                row.wall_s = statistics.median(row.walls_s)
+            rows.append(row)
+    pend = next((r for r in rows if r.stage == "pending" and r.status == "ok"), None)
+    if pend is not None and args.floor:
+        state = pending_state(work / f"out-{n}x-w{pend.workers}-pending", args.benchmark)
+        videos = candidate_videos(state, args.benchmark, raw)
+        log(f"{args.benchmark} {n}x: measuring the floor over {len(videos)} videos")
+        decode_s, review_s, minutes = floor(videos, args.benchmark)
+        for r in rows:
+            r.videos, r.video_minutes = len(videos), minutes
+            if r.status == "ok" and r.stage != "train":  # the training split reads other videos
+                r.floor_s = decode_s + (review_s if r.stage == "pending" else 0.0)
+                r.over_floor = r.wall_s / r.floor_s
+            if r.status == "ok" and minutes:
+                r.s_per_video_min = r.wall_s / minutes
+    if not args.keep:
+        for path in work.glob(f"*-{n}x*"):
+            shutil.rmtree(path, ignore_errors=True)
+    return rows
+
+
+def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: Path, config: Path
+                ) -> list[str] | None:
+    if stage == "pending":
+        return []
+    if stage == "train":
+        return ["--split", "train"]
+    prep = work / f"out-{n}x-w1-pending"
+    state = pending_state(prep, args.benchmark) if prep.is_dir() else None
+    if state is None:
+        out = work / f"prep-{n}x"
+        shutil.rmtree(out, ignore_errors=True)
+        run_monitored(build_command(args.benchmark, config, raw, out, 1, []), work / "logs" / f"{n}x-prep",
+                      args.timeout)
+        state = pending_state(out, args.benchmark)
+        if state is None:
+            return None
+    return write_decisions(state, args.benchmark, work / f"decisions-{n}x")
+
+
+def _count(row: Row, out: Path, benchmark: str) -> None:
+    """Samples: candidates of the pending state, rows of the release's data."""
+    import pyarrow.parquet as pq
+
+    manifests = sorted(out.glob(f"{benchmark}/*/manifest.json"))
+    if row.stage in ("release", "train") and manifests:
+        data = manifests[0].parent / "data"
+        row.samples = sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(data.rglob("*.parquet")))
+        return
+    state = pending_state(out, benchmark)
+    if state is not None:
+        row.samples = len((state / "candidates.jsonl").read_text().splitlines())
+
+
+def add_ratios(rows: list[Row]) -> None:
+    """RSS and seconds per video minute against the smallest scale of each stage and worker count."""
+    for r in rows:
+        base = min((b for b in rows if (b.stage, b.workers) == (r.stage, r.workers) and b.status == "ok"),
+                   key=lambda b: b.scale, default=None)
+        if base is None or r.status != "ok":
+            continue
+        r.rss_ratio = r.peak_rss_mb / base.peak_rss_mb if base.peak_rss_mb else None
+        if r.s_per_video_min and base.s_per_video_min:
+            r.time_ratio = r.s_per_video_min / base.s_per_video_min
+
+
+def render(rows: list[Row]) -> str:
+    head = (f"{'scale':>5} {'stage':>8} {'w':>2} {'videos':>6} {'video min':>9} {'samples':>7} "
+            f"{'wall s':>8} {'s/vmin':>7} {'RSS MB':>7} {'disk MB':>8} {'floor s':>8} {'xfloor':>6} "
+            f"{'RSS x':>6} {'s/min x':>7} {'load':>5}  status")
+    lines = [head]
+
+    def opt(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    for r in rows:
+        lines.append(
+            f"{r.scale:>5} {r.stage:>8} {r.workers:>2} {r.videos:>6} {r.video_minutes:>9.1f} {r.samples:>7} "
+            f"{r.wall_s:>8.1f} {opt(r.s_per_video_min, '.2f'):>7} {r.peak_rss_mb:>7.0f} "
+            f"{r.peak_disk_mb:>8.0f} {opt(r.floor_s, '.1f'):>8} {opt(r.over_floor, '.2f'):>6} "
+            f"{opt(r.rss_ratio, '.2f'):>6} {opt(r.time_ratio, '.2f'):>7} {r.load_avg_1m:>5.1f}  {r.status}")
+    for r in rows:
+        if r.stderr_tail:
+            lines.append(f"--- {r.scale}x {r.stage} w{r.workers}: {r.status}")
+            lines += [f"    {x}" for x in r.stderr_tail]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("benchmark", choices=sorted(REPLICATED))
+    ap.add_argument("--scales", default="1,10", help="comma-separated factors")
+    ap.add_argument("--workers", default="1", help="comma-separated worker counts, e.g. 1,2")
+    ap.add_argument("--stages", default="pending", help=f"comma-separated, of {','.join(STAGES)}")
+    ap.add_argument("--train", action="store_true", help="also build the training split (StreamVibe)")
+    ap.add_argument("--repeat", type=int, default=1, help="builds per row (median wall)")
+    ap.add_argument("--unique-bytes", action="store_true", help="byte-distinct video copies")
+    ap.add_argument("--no-floor", dest="floor", action="store_false", help="skip the floor")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per build")
+    ap.add_argument("--work-dir", type=Path, default=None, help="default: a temporary folder")
+    ap.add_argument("--keep", action="store_true", help="keep corpora and outputs")
+    ap.add_argument("--json", type=Path, default=None, help="write every figure here")
+    args = ap.parse_args(argv)
+    args.scales = [int(x) for x in args.scales.split(",") if x.strip()]
+    args.workers = [int(x) for x in args.workers.split(",") if x.strip()]
+    args.stages = [s for s in args.stages.split(",") if s.strip()] + (["train"] if args.train else [])
+    bad = sorted(set(args.stages) - set(STAGES))
+    if bad or (args.benchmark == "proready" and "train" in args.stages):
+        raise SystemExit(f"--stages: unknown or not for {args.benchmark}: {bad or ['train']}")
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix=f"scale-{args.benchmark}-"))
+    work.mkdir(parents=True, exist_ok=True)
+    raw_demo = demo_raw(work, args.benchmark)
+    config = scale_config(args.benchmark, work / f"{args.benchmark}.yaml")
+    rows: list[Row] = []
+    for n in args.scales:
+        rows += run_scale(n, args, raw_demo, config, work)
+    add_ratios(rows)
+    table = render(rows)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({
+            "benchmark": args.benchmark, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "cpus": os.cpu_count(), "unique_bytes": args.unique_bytes, "repeat": args.repeat,
+            "rows": [asdict(r) for r in rows]}, indent=1) + "\n")
+    if args.work_dir is None and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if all(r.status == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
