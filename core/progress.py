@@ -5,11 +5,18 @@ embedded runner, separate processes with ``--direct_running_mode=multi_processin
 elsewhere with a distributed runner — while the person watching looks at the driver's console.
 So work only *counts* (:func:`tally`), and one :class:`ProgressBoard` in the driver prints.
 
-* With a board running (:func:`progress_board`), the board's folder is in the environment
-  (``BENCHFORGE_PROGRESS_DIR``), which worker processes inherit; each process writes its own
-  counts to ``<folder>/<pid>.json`` (atomically, at most twice a second, and on :func:`flush`),
-  and the board sums them. Workers of a remote runner have no such folder: they print nothing.
-* Without a board (a command-line tool run on its own), :func:`tally` prints directly.
+* With a board running (:func:`progress_board`), each process that counts writes its own
+  counts to ``<folder>/<host>-<pid>.json`` (atomically, at most twice a second, and on
+  :func:`flush`), and the board sums them. The folder is the build's staging folder
+  (``_build/progress``), which every worker must reach anyway to write its Parquet. It travels
+  *with the pipeline*, not through the environment: a counting step records the folder of the
+  board running when the driver builds it (:func:`board_folder`), and calls
+  :func:`report_to` with it in each worker (``setup``) — a Flink, Spark or Dataflow worker, or
+  Beam's external worker pool, shares no environment, working directory or memory with the
+  driver (``pipelines.common.progress.ReportsProgress``). In the driver (the embedded runner's
+  in-process workers) the board's folder is set for the whole process.
+* Without a folder (a command-line tool run on its own, or a worker of a remote runner whose
+  files the driver cannot read), :func:`tally` prints directly.
 
 Lines: on a terminal, tqdm bars redrawn in place; otherwise (CI logs, pipes) a plain line per
 stage at most every ``LOG_INTERVAL_S`` seconds and a last one when the stage ends. Rates are
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -30,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-ENV = "BENCHFORGE_PROGRESS_DIR"
 WRITE_INTERVAL_S = 0.5
 LOG_INTERVAL_S = 15.0
 MIN_RATE_ELAPSED_S = 1.0
@@ -68,10 +75,11 @@ class _Tallies:
         self.last_write = 0.0
         self.local: ProgressBoard | None = None
         self.folder: str | None = None
+        self.target: str | None = None  # the folder this process reports to (report_to)
 
     def add(self, stage: str, n: int, total: int | None, counters: dict[str, int]) -> None:
         with self.lock:
-            folder = os.environ.get(ENV)
+            folder = self.target
             if folder != self.folder:  # a new build (board): earlier counts are not its counts
                 self.stages.clear()
                 self.folder = folder
@@ -86,7 +94,7 @@ class _Tallies:
 
     def flush(self) -> None:
         with self.lock:
-            folder = os.environ.get(ENV)
+            folder = self.target
             if folder:
                 if folder == self.folder:
                     self._write(Path(folder))
@@ -100,8 +108,9 @@ class _Tallies:
         self.last_write = time.monotonic()
         data = {s: {"done": c.done, "total": c.total, "started": c.started, "counters": c.counters}
                 for s, c in self.stages.items()}
-        path = folder / f"{os.getpid()}.json"
-        tmp = folder / f".{os.getpid()}.json.tmp"
+        name = f"{socket.gethostname()}-{os.getpid()}"  # workers on several machines share it
+        path = folder / f"{name}.json"
+        tmp = folder / f".{name}.json.tmp"
         try:
             tmp.write_text(json.dumps(data))
             os.replace(tmp, path)
@@ -110,6 +119,25 @@ class _Tallies:
 
 
 _TALLIES = _Tallies()
+
+
+def report_to(folder: str | None) -> None:
+    """Write this process's counts into ``folder`` (a board's, :func:`board_folder`) from now
+    on. A worker calls it with the folder its step carries; ``None`` changes nothing, so a step
+    built without a board (a test's own pipeline) leaves the process as it is."""
+    if folder is None:
+        return
+    with _TALLIES.lock:
+        _TALLIES.target = folder
+
+
+def board_folder() -> str | None:
+    """The folder of the board running in this process (the driver's, while a build runs), for
+    a step to carry to its workers; ``None`` without one."""
+    return _BOARD_FOLDER
+
+
+_BOARD_FOLDER: str | None = None
 
 
 def tally(stage: str, n: int = 1, *, total: int | None = None, **counters: int) -> None:
@@ -234,11 +262,13 @@ class ProgressBoard:
 
 @contextmanager
 def progress_board(folder: Path) -> Iterator[ProgressBoard]:
-    """Run a board over ``folder`` for the duration of a build (sets ``BENCHFORGE_PROGRESS_DIR``
-    for this process and the worker processes it starts)."""
+    """Run a board over ``folder`` for the duration of a build: this process reports into it,
+    and the steps built meanwhile carry it to their workers (:func:`board_folder`)."""
+    global _BOARD_FOLDER
     board = ProgressBoard(folder)
-    previous = os.environ.get(ENV)
-    os.environ[ENV] = str(folder)
+    previous = (_BOARD_FOLDER, _TALLIES.target)
+    _BOARD_FOLDER = str(Path(folder).absolute())
+    _TALLIES.target = _BOARD_FOLDER
     board.start()
     try:
         yield board
@@ -246,10 +276,8 @@ def progress_board(folder: Path) -> Iterator[ProgressBoard]:
         try:
             board.stop()
         finally:
-            if previous is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = previous
+            with _TALLIES.lock:
+                _BOARD_FOLDER, _TALLIES.target = previous
 
 
 class Stage:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 from collections import Counter
@@ -71,7 +72,7 @@ from exports.release import (
     write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
-from pipelines.common.options import local_workers, run_pipeline, runs_elsewhere
+from pipelines.common.options import import_runner, local_workers, run_pipeline, runs_elsewhere
 from pipelines.common.transforms import FILTERED_INPUTS
 from pipelines.export_commands import card_citations, citation
 from schemas.outcomes import FILTERED_INPUT, REJECTION
@@ -141,7 +142,47 @@ def parse_args(benchmark: Benchmark, argv: list[str] | None) -> tuple[argparse.N
     if unknown := unknown_flags(beam_args):
         parser.error(f"unrecognized arguments: {' '.join(unknown)} (neither a benchforge option "
                      "nor an Apache Beam pipeline option; see --help)")
-    return args, beam_args
+    return absolute_paths(parser, args), beam_args
+
+
+def absolute_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """Every path option made absolute against this (the driver's) working directory, once,
+    before anything reaches the pipeline; a URL (``gs://…``) stays as it is.
+
+    Why: a Flink, Spark or Dataflow worker — or Beam's external worker pool — runs in a working
+    directory of its own, so a relative ``--raw-dir demo_corpus`` handed to a step would be read
+    there, not where the user typed it. A path option is one of type :class:`~pathlib.Path`, or
+    one whose metavar names a ``PATH`` (``--source ENV=PATH``: the part after ``NAME=``). Paths
+    are made absolute without resolving symlinks (:func:`os.path.abspath`), so a dataset linked
+    into the raw-dir is still recorded by its place there (:meth:`BuildContext.recorded_root`);
+    releases keep naming roots relative to the raw-dir."""
+    for action in parser._actions:  # noqa: SLF001 - argparse offers no public list of options
+        value = getattr(args, action.dest, None)
+        metavar = action.metavar if isinstance(action.metavar, str) else ""
+        if value is None or not (action.type is Path or "PATH" in metavar):
+            continue
+        named = "=PATH" in metavar  # NAME=PATH (or, for ProReady, a plain PATH)
+        if isinstance(value, list):
+            setattr(args, action.dest, [absolute(v, named) for v in value])
+        else:
+            setattr(args, action.dest, absolute(value, named))
+    return args
+
+
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def absolute(value: str | Path, named: bool = False) -> str | Path:
+    """``value`` as an absolute path of the same type; a URL as it is; with ``named``, a
+    ``NAME=PATH`` value keeps its name and makes its path absolute."""
+    if isinstance(value, Path):
+        return Path(os.path.abspath(value))
+    if "://" in value:
+        return value
+    name, sep, path = value.partition("=")
+    if named and sep and NAME.fullmatch(name):
+        return f"{name}={absolute(path)}"
+    return os.path.abspath(value)
 
 
 def unknown_flags(beam_args: list[str]) -> list[str]:
@@ -154,6 +195,7 @@ def unknown_flags(beam_args: list[str]) -> list[str]:
 
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    import_runner(beam_args)  # the runner's own options are known once its module is imported
     options = PipelineOptions(beam_args)
     beam_log = logging.getLogger("apache_beam.options.pipeline_options")
     level = beam_log.level

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
 
 import apache_beam as beam
@@ -17,10 +18,61 @@ from core.memory import bound_heap
 from core.progress import progress_board
 from pipelines.common.warm_workers import warm_workers
 
+# runners Beam ships outside StandardOptions.ALL_KNOWN_RUNNERS, by the short name users type
+EXTRA_RUNNERS = ("apache_beam.runners.dask.dask_runner.DaskRunner",)
+
+
+def runner_name(beam_args: Sequence[str]) -> str | None:
+    """The value of ``--runner`` (``--runner=X`` or ``--runner X``; the last one wins, as in
+    Beam's parser), None when not given."""
+    found = None
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            found = arg.split("=", 1)[1]
+        elif arg == "--runner" and i + 1 < len(beam_args):
+            found = beam_args[i + 1]
+    return found
+
+
+def runner_module(name: str) -> str:
+    """The module defining the runner ``name``: a short name Beam knows (``FlinkRunner``,
+    ``flink``, ``DaskRunner``) or a dotted ``module.Class``; SystemExit for any other name."""
+    known = {path.rsplit(".", 1)[-1].lower(): path
+             for path in (*StandardOptions.ALL_KNOWN_RUNNERS, *EXTRA_RUNNERS)}
+    path = known.get(name.lower()) or known.get(name.lower() + "runner") or name
+    if "." not in path:
+        raise SystemExit(f"error: --runner={name}: not a runner Apache Beam knows (e.g. "
+                         f"{', '.join(sorted(p.rsplit('.', 1)[-1] for p in known.values()))}) nor a "
+                         "dotted module.RunnerClass")
+    return path.rsplit(".", 1)[0]
+
+
+def import_runner(beam_args: Sequence[str]) -> None:
+    """Import the module of the runner ``--runner`` names, so the PipelineOptions it defines
+    are known before the options are parsed.
+
+    Why: Beam registers an options class when its module is imported; a runner's own module
+    (DaskRunner's ``--dask_client_address``, a third-party runner given as ``module.Class``) is
+    imported only when the pipeline runs — after :func:`~pipelines.common.driver.unknown_flags`
+    had refused its flags as unknown. A module that cannot be imported (the runner's extra is
+    not installed) stops the build with one line naming it."""
+    name = runner_name(beam_args)
+    if not name:
+        return
+    module = runner_module(name)
+    try:
+        import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failing import (ImportError, a broken extra) is one line
+        raise SystemExit(f"error: --runner={name}: cannot import {module} ({type(exc).__name__}: "
+                         f"{exc}); install the runner's extra (e.g. pip install "
+                         "'apache-beam[dask]' for DaskRunner)") from None
+
 
 def beam_options(beam_args: list[str]) -> PipelineOptions:
     """Embedded FnApiRunner by default (Beam's DirectRunner first tries to download the Prism
-    runner binary, which cannot work offline); any ``--runner=`` given wins."""
+    runner binary, which cannot work offline); any ``--runner=`` given wins, its module
+    imported first (:func:`import_runner`)."""
+    import_runner(beam_args)
     args = list(beam_args)
     if not any(a.startswith("--runner") for a in args):
         args.append("--runner=FnApiRunner")

@@ -39,6 +39,7 @@ from exports.parquet_shards import (
     write_packed_shard,
 )
 from pipelines.common.options import shard_writers
+from pipelines.common.progress import ReportsProgress
 from pipelines.common.sources import Filtered, Frame, ItemRef, SourceReader
 from schemas.core import RecordSchema
 
@@ -81,7 +82,7 @@ class _Enumerate(beam.DoFn):
             yield reader.rejection(err, item_id=partition or "*", stage="enumerate")
 
 
-class _Load(beam.DoFn):
+class _Load(ReportsProgress):
     """Load one listed item (frames into the blob store); ``read <group>`` progress counts every
     listed item, rejected ones too (as ``rejected=n``), so a source's line ends at 100%.
 
@@ -96,12 +97,14 @@ class _Load(beam.DoFn):
     do not decode reject the item, naming the frame."""
 
     def __init__(self, readers: dict[str, SourceReader], blobs: str, prefix: str) -> None:
+        super().__init__()
         self.readers = readers
         self.blobs = blobs
         self.prefix = prefix
         self.store: BlobStore | None = None
 
     def setup(self) -> None:
+        super().setup()  # its counts go to the driver's board (pipelines/common/progress.py)
         self.store = BlobStore(self.blobs)
         trim_periodically()  # this worker gives freed heap back as it goes (core/memory.py)
         end_worker_without_teardown()  # and ends at once when the runner stops it (core/process_end.py)

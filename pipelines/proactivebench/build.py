@@ -13,6 +13,7 @@ set by ``configs/proactivebench/train.yaml``. The release's facts are built in `
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,8 @@ class ProactiveBench(Benchmark):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
                             help="one dataset elsewhere, e.g. coco=/data/coco (make: COCO_DIR=…)")
-        parser.add_argument("--probes", default=None, help="leak-filter probe pool YAML")
+        parser.add_argument("--probes", default=None, metavar="PATH",
+                            help="leak-filter probe pool YAML")
         parser.add_argument("--only", default=None, help="comma-separated environments to build")
         parser.add_argument("--train-config", type=Path,
                             default=REPO / "configs" / "proactivebench" / "train.yaml",
@@ -93,7 +95,9 @@ class ProactiveBench(Benchmark):
         if not readers:
             raise SystemExit("error: no readable source left to build")
         ctx.state["readers"], ctx.state["vocab"] = readers, vocab
-        ctx.state["probes"] = ctx.args.probes or ctx.config.get("probes")
+        # the config's probe pool is read by the workers, in working directories of their own
+        probes = ctx.args.probes or ctx.config.get("probes")
+        ctx.state["probes"] = probes if not probes or "://" in probes else os.path.abspath(probes)
         ctx.state["clip"] = (ctx.config.get("negatives") or {}).get("clip")
         ctx.state["train_readers"] = {}
         if TRAIN_SPLIT in ctx.splits:

@@ -8,6 +8,8 @@ release.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +19,7 @@ from apache_beam.pvalue import AsDict, TaggedOutput
 from core.blobs import blob_root
 from core.errors import BadInput, Rejection
 from core.seeding import seed_bytes
-from pipelines.common.progress import ReportProgress
+from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
@@ -129,18 +131,41 @@ class SelfCheck(beam.DoFn):
         )
 
 
-class LeakFilterDoFn(beam.DoFn):
+def probe_pool(path: str) -> Any:
+    """The probe pool file (:class:`filtering.leak.LeakFilterConfig`) read where the pipeline is
+    built, its relative paths (``models.cache_dir``, a precomputed probe's ``path``) made absolute
+    against this working directory. Why here: the workers that run the filter may run in working
+    directories of their own (a Flink or Spark task manager, Beam's external worker pool), where
+    the same relative path names another folder, or none."""
+    from filtering.leak import LeakFilterConfig
+
+    def absolute(p: str) -> str:
+        return p if "://" in p else os.path.abspath(p)
+
+    cfg = LeakFilterConfig.from_yaml(path)
+    models = cfg.models
+    if models.cache_dir:
+        models = dataclasses.replace(models, cache_dir=absolute(models.cache_dir))
+    probes = tuple(dataclasses.replace(p, path=absolute(p.path)) if getattr(p, "path", None) else p
+                   for p in cfg.probes)
+    return dataclasses.replace(cfg, models=models, probes=probes)
+
+
+class LeakFilterDoFn(ReportsProgress):
     """Probe the first turn of a batch of episodes and apply the 25% rule (App. 0.A.8)."""
 
     def __init__(self, probes_config: str, run_id: str) -> None:
+        super().__init__()
         self.probes_config = probes_config
+        self.probes = probe_pool(probes_config)  # read here, in the driver; the workers get it
         self.run_id = run_id
         self.filter = None
 
     def setup(self) -> None:
         from filtering.leak import LeakFilter
 
-        self.filter = LeakFilter(self.probes_config, run_id=self.run_id)
+        super().setup()  # the probes' progress reaches the driver's board
+        self.filter = LeakFilter(self.probes, run_id=self.run_id)
 
     def teardown(self) -> None:
         if self.filter is not None:

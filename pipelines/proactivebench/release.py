@@ -7,6 +7,8 @@ split's part: ``train_release.py``).
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from exports.release import source_digest
@@ -14,6 +16,19 @@ from filtering.report import release_leak_summary
 from pipelines.common.benchmark import BuildContext, Finalized
 from pipelines.proactivebench.pipeline import make_miner
 from pipelines.proactivebench.train_release import train_finalize
+
+
+def recorded_probes(path: str) -> str:
+    """How a release names its probe pool file: relative to the working directory the build ran
+    in when it lies inside it (``configs/probes.yaml``, as typed), else by its file name — never
+    an absolute path, which would make two builds of the same inputs in two folders differ (the
+    driver hands the workers absolute paths: :func:`pipelines.common.driver.absolute_paths`)."""
+    if "://" in path:
+        return path
+    absolute, cwd = os.path.abspath(path), os.getcwd()
+    if os.path.commonpath([absolute, cwd]) == cwd:
+        return Path(os.path.relpath(absolute, cwd)).as_posix()
+    return Path(absolute).name
 
 
 def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
@@ -29,6 +44,8 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
     strategies = json.loads((build / "negatives.json").read_text())
     clip, probes = ctx.state["clip"], ctx.state["probes"]
     leak = release_leak_summary(ctx.staging, probes, ctx.config)
+    if leak.get("probes_config"):  # the driver made the path absolute for the workers
+        leak["probes_config"] = recorded_probes(leak["probes_config"])
     miner = make_miner(clip).describe() if clip else None
     readers = ctx.state["readers"]
     fin = Finalized(

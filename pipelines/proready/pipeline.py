@@ -24,7 +24,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from clients import ModelClient
 from core.blobs import blob_root
-from pipelines.common.progress import ReportProgress
+from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
@@ -62,14 +62,16 @@ class PipelineConfig:
     violations: dict[str, list[dict[str, Any]]] = field(default_factory=dict, hash=False)  # by id
 
 
-class BuildCandidates(beam.DoFn):
+class BuildCandidates(ReportsProgress):
     """SourceItem (one video) → candidate items, filtered items, rejections and count events."""
 
     def __init__(self, cfg: GenerationConfig) -> None:
+        super().__init__()
         self.cfg = cfg
         self.clients: dict[str, ModelClient] = {}
 
     def setup(self) -> None:
+        super().setup()  # the model requests' progress reaches the driver's board
         models = self.cfg.models
         self.clients = {role: models.client(role, label=role) for role in ROLES if models.spec(role)}
 

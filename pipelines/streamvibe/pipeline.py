@@ -33,7 +33,7 @@ from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 from core.blobs import BlobStore, blob_root
 from core.errors import BadInput, Rejection
 from core.files import canonical_json
-from pipelines.common.progress import ReportProgress
+from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import Filtered
 from pipelines.common.transforms import (
     FILTERED_INPUTS,
@@ -169,14 +169,16 @@ def make_generator(cfg: PipelineConfig):
     raise ValueError(f"unknown generator {cfg.generator!r} (rule | gemini)")
 
 
-class GenerateCandidates(beam.DoFn):
+class GenerateCandidates(ReportsProgress):
     """A batch of (pair, video) → validated, probed candidates; failures become rejections."""
 
     def __init__(self, cfg: PipelineConfig) -> None:
+        super().__init__()
         self.cfg = cfg
         self.generator = None
 
     def setup(self) -> None:
+        super().setup()  # the model requests' progress reaches the driver's board
         self.generator = make_generator(self.cfg)
 
     def teardown(self) -> None:

@@ -39,15 +39,17 @@ def test_counts_of_workers_are_summed_from_the_earliest_start() -> None:
 
 
 def test_the_board_sums_what_separate_worker_processes_tally(tmp_path: Path) -> None:
-    """Two real processes tally into the board's folder (as Beam worker processes do); the
-    board's last line is the sum, at 100%, not one partial line per worker."""
+    """Two real processes tally into the board's folder (as Beam worker processes do, given the
+    folder by the step they run, not by their environment); the board's last line is the sum,
+    at 100%, not one partial line per worker."""
     script = ("from core import progress\n"
               "import sys\n"
+              "progress.report_to(sys.argv[2])\n"
               "progress.tally('episodes kept', int(sys.argv[1]), total=36)\n"
               "progress.flush()\n")
-    env = {**os.environ, progress.ENV: str(tmp_path), "PYTHONPATH": str(REPO)}
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}  # nothing of this process
     for n in ("20", "16"):
-        subprocess.run([sys.executable, "-c", script, n], env=env, check=True)
+        subprocess.run([sys.executable, "-c", script, n, str(tmp_path)], env=env, cwd="/", check=True)
     assert len(list(tmp_path.glob("*.json"))) == 2  # one file per process
     out = io.StringIO()
     board = ProgressBoard(tmp_path, stream=out)
@@ -58,7 +60,7 @@ def test_the_board_sums_what_separate_worker_processes_tally(tmp_path: Path) -> 
 
 
 def test_without_a_board_a_tool_prints_its_own_final_line(monkeypatch) -> None:
-    monkeypatch.delenv(progress.ENV, raising=False)
+    assert progress.board_folder() is None
     out = io.StringIO()
     monkeypatch.setattr(sys, "stderr", out)
     for _ in range(3):

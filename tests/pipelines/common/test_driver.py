@@ -279,6 +279,50 @@ def test_a_flag_neither_benchforge_nor_beam_knows_stops_the_build(
     assert unknown_flags(["--reviews", "x", "--num-workerz=2", "-q"]) == ["--reviews", "--num-workerz", "-q"]
 
 
+# -- paths the workers can read -------------------------------------------------------------------
+def test_every_path_option_is_made_absolute_once_in_the_driver(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Flink, Spark or Dataflow worker (or Beam's external worker pool) runs in a working
+    directory of its own: the driver hands it absolute paths — ``NAME=PATH`` keeping its name,
+    URLs as they are, a symlinked folder by its own place (not its target)."""
+    from pipelines.common.driver import parse_args
+    from pipelines.proactivebench.build import PROACTIVEBENCH
+    from pipelines.proready.build import PROREADY
+    from pipelines.streamvibe.build import STREAMVIBE
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "raw").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path)
+    args, beam_args = parse_args(PROACTIVEBENCH, [
+        "--raw-dir", "raw", "--out", "o", "--config", "c.yaml", "--source", "coco=data/coco",
+        "--source", "rod=gs://bucket/rod", "--train-source", "quickdraw=../qd", "--probes", "p.yaml",
+        "--direct_num_workers=1"])
+    assert (args.raw_dir, args.out, args.config) == (tmp_path / "raw", tmp_path / "o", tmp_path / "c.yaml")
+    assert args.source == [f"coco={tmp_path}/data/coco", "rod=gs://bucket/rod"]
+    assert args.train_source == [f"quickdraw={tmp_path.parent}/qd"]
+    assert args.probes == str(tmp_path / "p.yaml")
+    assert beam_args == ["--direct_num_workers=1"]
+    args, _ = parse_args(STREAMVIBE, ["--raw-dir", str(tmp_path), "--decisions", "log",
+                                      "--source", "ego4d=e4d"])
+    assert (args.decisions, args.source, args.out) == (tmp_path / "log", [f"ego4d={tmp_path}/e4d"],
+                                                       tmp_path / "out")
+    args, _ = parse_args(PROREADY, ["--raw-dir", "raw", "--source", "videos", "--source", "vstream=v",
+                                    "--source", "gs://bucket/videos", "--corrections", "c.jsonl",
+                                    "--qc-windows", "/data/qc.jsonl"])
+    assert args.source == [str(tmp_path / "videos"), f"vstream={tmp_path}/v", "gs://bucket/videos"]
+    assert (args.corrections, args.qc_windows) == (tmp_path / "c.jsonl", Path("/data/qc.jsonl"))
+
+
+def test_a_release_names_its_probe_pool_as_typed_never_absolutely(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.proactivebench.release import recorded_probes
+
+    monkeypatch.chdir(REPO)
+    assert recorded_probes(str(REPO / "configs" / "probes.example.yaml")) == "configs/probes.example.yaml"
+    assert recorded_probes(str(tmp_path / "pool.yaml")) == "pool.yaml"  # outside: its name alone
+    assert recorded_probes("gs://bucket/pool.yaml") == "gs://bucket/pool.yaml"
+
+
 # -- releases and printed commands that name no folder --------------------------------------------
 
 
