@@ -6,13 +6,18 @@
         --log-dir DIR [--media-dir D]
     python -m annotation.cli pull --benchmark B --round R --rubric NAME --log-dir DIR
     python -m annotation.cli status --log-dir DIR [--benchmark B]
+    python -m annotation.cli verify --log-dir DIR [--adopt]
+    python -m annotation.cli import FILE --log-dir DIR
     python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
     python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR] [--benchmark B]
 
 ``--data-dir`` names the server (default: ``server.data_dir`` of configs/review_panel.yaml);
 push and pull find the running server of that data dir and its media root. The decision log
 (``--log-dir``) holds what was pushed, every pull and its violations: push, pull, status, audit
-and the release build all read the same folder.
+and the release build all read the same folder. Every write of it is chained (``chain.jsonl``):
+every reader verifies the chain and refuses a log edited by hand, naming the first bad record.
+Decisions that were not pulled (a JSONL or Parquet file of rows) enter a log only through
+``import``, which records the file's sha256 in the chain; the release card names it.
 
 Nothing here prints a token, password, invite link or e-mail address (design.md §Conventions): the panel is
 shown by pseudonym and user id only.
@@ -223,6 +228,36 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check the log's chain (what every reader does first) and print its head."""
+    from annotation import decision_log
+
+    if args.adopt:
+        rec = decision_log.adopt(args.log_dir)
+        print(f"adopted {len(rec['files'])} unchained files of {args.log_dir} as they are now "
+              "(nothing proves they were not edited before)")
+    recs = decision_log.chain(args.log_dir)
+    print(f"{args.log_dir}: {len(recs)} chain records, head "
+          f"{recs[-1]['head'] if recs else decision_log.GENESIS}")
+    for r in recs:
+        if r["kind"] == "import":
+            print(f"  record {r['seq']}: decisions imported from {r['source']['file']} sha256 "
+                  f"{r['source']['sha256']} ({r['source']['rows']} rows)")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a file of REVIEW_DECISION rows into a decision log, the file's sha256 chained: the
+    one way decisions that no pull checked enter a log, and the release card says so."""
+    from annotation import decision_log
+
+    rec = decision_log.import_rows(args.log_dir, args.file)
+    src = rec["source"]
+    print(f"{src['rows']} decisions imported from {src['file']} sha256 {src['sha256']} into "
+          f"{args.log_dir} (chain record {rec['seq']}, head {rec['head']})")
+    return 0
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """Agreement audit of the first-round decisions in a decision log (StreamVibe App. B.3):
     every decision ever pulled (the first one per reviewer on version 1 is selected), the frozen
@@ -309,6 +344,16 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     t.add_argument("--panel-size", type=int, default=4, help="reviewers who must approve (default: 4, "
                                                              "StreamVibe App. B.3)")
     t.set_defaults(fn=cmd_status)
+    v = sub.add_parser("verify", help="check the decision log's chain and print its head hash")
+    v.add_argument("--log-dir", required=True, help="the review's decision log")
+    v.add_argument("--adopt", action="store_true", help="first chain a log written before logs "
+                   "were chained, as it is now (the chain and release cards say so)")
+    v.set_defaults(fn=cmd_verify)
+    i = sub.add_parser("import", help="import a file of decision rows into a log (its sha256 chained)")
+    i.add_argument("file", help="JSONL or Parquet file of REVIEW_DECISION rows")
+    i.add_argument("--log-dir", required=True, help="the decision log to import into (created if "
+                                                    "missing)")
+    i.set_defaults(fn=cmd_import)
     g = sub.add_parser("gemini-review", help="the Gemini reviewer as its own rater (never approves)")
     g.add_argument("--rubric", required=True, help="the rubric the model decides by, as for push")
     g.add_argument("--candidates", required=True, help="JSON lines, as for push")
@@ -339,9 +384,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     args = ap.parse_args(argv)
     from label_studio_sdk.core.api_error import ApiError
 
+    from annotation.decision_log import DecisionLogError
+
     try:
         return int(args.fn(args))
-    except LabelStudioError as exc:
+    except (LabelStudioError, DecisionLogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ApiError as exc:  # a request Label Studio refused: status and body, no traceback

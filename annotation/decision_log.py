@@ -17,16 +17,29 @@ exact task data it created, the sha256 of each review medium and the ids of the 
 compares the projects against these records (``annotation.routing``), and ``status`` reads the
 latest pushed version of each candidate from them.
 
+Why a chain (``chain.jsonl``): files that are only ever added do not stop anyone with write
+access from editing one afterwards — flipping a reject to approve in a pull's Parquet, emptying
+the latest violation report, adding a made-up pull. Every write of the log (a push, a pull, an
+import) appends one chain record holding the sha256 of each file it wrote and the hash of the
+record before it; the record's own hash (``head``) is the log's new head. Every reader verifies
+the whole chain first (:func:`verify`) and refuses a broken log with one error naming the first
+bad record, and a release records the head it was built from, so a log cut back to an earlier
+head (the one edit a self-contained chain cannot show) no longer matches the release.
+
 Reviewer ids are pseudonymous (``r1``..``rN``, ``gemini:<model>``); writing refuses anything that
 looks like an e-mail address.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,10 +47,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.files import write_atomic
+from core.files import canonical_json, file_sha256, write_atomic
 from schemas.review import DECISIONS, REVIEW_DECISION
 
 _META_KEY = b"benchforge_pull"
+CHAIN = "chain.jsonl"
+GENESIS = "0" * 64  # the head of an empty log
+# every folder a write of the log puts files in: each of their files must be in the chain
+_CHAINED = ("pushes", "decisions", "violations", "imports")
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -57,6 +74,108 @@ def _check(rec: Mapping[str, Any]) -> None:
             raise ValueError(f"field {k!r} looks like it holds an e-mail address")
 
 
+class DecisionLogError(ValueError):
+    """A decision log that cannot be read; the message names the file and the row or line."""
+
+
+class BrokenChain(DecisionLogError):
+    """A decision log whose files no longer match its chain (edited, deleted, added, reordered);
+    the message names the first bad chain record or the unrecorded file."""
+
+
+def _record_hash(rec: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json({k: v for k, v in rec.items() if k != "head"})
+                          .encode("utf-8")).hexdigest()
+
+
+def _describe(n: int, rec: Mapping[str, Any]) -> str:
+    what = rec.get("kind", "?")
+    where = "/".join(str(rec[k]) for k in ("benchmark", "review_round") if rec.get(k))
+    return f"chain record {n} ({what}{' of ' + where if where else ''}, written {rec.get('at', '?')})"
+
+
+def chain(log_dir: str | Path) -> list[dict[str, Any]]:
+    """The chain records of a verified log, oldest first (verifies it: :func:`verify`)."""
+    return _verify(Path(log_dir))[1]
+
+
+def verify(log_dir: str | Path) -> str:
+    """The head hash of the log after checking that every record links to the one before, that
+    every file a record names exists with the recorded sha256, and that no file of the log is
+    missing from the chain. Raises :class:`BrokenChain` naming the first bad record (or the
+    unrecorded file). A log folder with no files at all has the head ``GENESIS``."""
+    return _verify(Path(log_dir))[0]
+
+
+def _verify(log: Path) -> tuple[str, list[dict[str, Any]]]:
+    head, recs, named = GENESIS, [], set()
+    cpath = log / CHAIN
+    lines = cpath.read_text(encoding="utf-8").splitlines() if cpath.is_file() else []
+    for n, line in enumerate(lines, start=1):
+        try:
+            rec = json.loads(line)
+            if not isinstance(rec, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            raise BrokenChain(f"{log}: {CHAIN} line {n} is not a chain record ({exc})") from None
+        label = _describe(n, rec)
+        if rec.get("seq") != n or rec.get("prev") != head:
+            raise BrokenChain(f"{log}: {label} does not follow record {n - 1} (records removed, "
+                              "inserted or reordered)")
+        if rec.get("head") != _record_hash(rec):
+            raise BrokenChain(f"{log}: {label} was edited after it was written (its hash does not "
+                              "match)")
+        for rel, sha in sorted(dict(rec.get("files") or {}).items()):
+            f = log / rel
+            if not f.is_file():
+                raise BrokenChain(f"{log}: {label}: its file {rel} is missing (deleted or renamed)")
+            if file_sha256(f) != sha:
+                raise BrokenChain(f"{log}: {label}: its file {rel} was changed after it was "
+                                  f"written (sha256 {sha[:12]} recorded, {file_sha256(f)[:12]} now)")
+            named.add(rel)
+        head = rec["head"]
+        recs.append(rec)
+    for folder in _CHAINED:
+        d = log / folder
+        for f in sorted(d.iterdir()) if d.is_dir() else []:
+            rel = f"{folder}/{f.name}"
+            if rel not in named and not f.name.startswith("."):
+                if not recs:
+                    raise BrokenChain(f"{log}: {rel} is not in the chain: the log has no {CHAIN} "
+                                      "(written before logs were chained, or the chain was "
+                                      "deleted); `review verify --adopt` chains it as it is now")
+                raise BrokenChain(f"{log}: {rel} is not in the chain (added after the fact; "
+                                  f"{len(recs)} chain records, head {head[:12]})")
+    return head, recs
+
+
+@contextmanager
+def _locked(log: Path) -> Iterator[None]:
+    """One writer at a time: a record's ``prev`` must be the head it was written after."""
+    log.mkdir(parents=True, exist_ok=True)
+    with open(log / ".chain.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _chain_append(log: Path, head: str, n: int, kind: str, files: Iterable[Path],
+                  **facts: Any) -> dict[str, Any]:
+    """Append the chain record of one write: called under :func:`_locked`, with the ``head`` and
+    record count that :func:`_verify` found before ``files`` were written."""
+    rec: dict[str, Any] = {"seq": n + 1, "kind": kind, "prev": head,
+                           "at": datetime.now(UTC).isoformat(), **facts,
+                           "files": {f"{f.parent.name}/{f.name}": file_sha256(f) for f in files}}
+    rec["head"] = _record_hash(rec)
+    with open(log / CHAIN, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return rec
+
+
 def to_table(decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any] | None = None
              ) -> pa.Table:
     """Validated, deterministically ordered Arrow table in the REVIEW_DECISION schema."""
@@ -72,42 +191,94 @@ def to_table(decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any] | None
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, benchmark: str,
-           review_round: str, violations: Iterable[Mapping[str, Any]] = ()) -> Path:
-    """Add one pull's snapshot (and its violation report, JSON lines) to the log."""
-    log = Path(log_dir)
+def _stem(now: datetime, benchmark: str, review_round: str) -> str:
+    return f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-{secrets.token_hex(3)}"
+
+
+def _write_snapshot(log: Path, stem: str, decisions: Iterable[Mapping[str, Any]],
+                    violations: Iterable[Mapping[str, Any]], meta: dict[str, Any]) -> list[Path]:
+    """One decisions Parquet and its violation report (JSON lines); the two paths."""
     (log / "decisions").mkdir(parents=True, exist_ok=True)
     (log / "violations").mkdir(parents=True, exist_ok=True)
-    now = datetime.now(UTC)
-    stem = (f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-"
-            f"{secrets.token_hex(3)}")
-    table = to_table(decisions, {"benchmark": benchmark, "review_round": review_round,
-                                 "pulled_at": now.isoformat()})
+    table = to_table(decisions, meta)
     path = log / "decisions" / f"{stem}.parquet"
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf)
     write_atomic(path, buf.getvalue().to_pybytes())
-    write_atomic(log / "violations" / f"{stem}.jsonl",
-                 "".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
-    return path
+    vpath = log / "violations" / f"{stem}.jsonl"
+    write_atomic(vpath, "".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
+    return [path, vpath]
+
+
+def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, benchmark: str,
+           review_round: str, violations: Iterable[Mapping[str, Any]] = ()) -> Path:
+    """Add one pull's snapshot (and its violation report, JSON lines) to the log, chained; a log
+    whose chain is broken is refused before anything is written (:class:`BrokenChain`)."""
+    log = Path(log_dir)
+    rows, viol = [dict(d) for d in decisions], [dict(v) for v in violations]
+    with _locked(log):
+        head, recs = _verify(log)
+        now = datetime.now(UTC)
+        files = _write_snapshot(log, _stem(now, benchmark, review_round), rows, viol,
+                                {"benchmark": benchmark, "review_round": review_round,
+                                 "pulled_at": now.isoformat()})
+        _chain_append(log, head, len(recs), "pull", files, benchmark=benchmark,
+                      review_round=review_round)
+    return files[0]
 
 
 def append_push(log_dir: str | Path, records: Iterable[Mapping[str, Any]], *, benchmark: str,
                 review_round: str) -> Path:
-    """Add one push's records (JSON lines, one per candidate version) to the log."""
+    """Add one push's records (JSON lines, one per candidate version) to the log, chained."""
     log = Path(log_dir)
-    (log / "pushes").mkdir(parents=True, exist_ok=True)
-    now = datetime.now(UTC)
-    path = log / "pushes" / (f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-"
-                             f"{secrets.token_hex(3)}.jsonl")
-    write_atomic(path, "".join(json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True) + "\n"
-                               for r in records))
+    recs_in = [dict(r) for r in records]
+    with _locked(log):
+        head, recs = _verify(log)
+        (log / "pushes").mkdir(parents=True, exist_ok=True)
+        now = datetime.now(UTC)
+        path = log / "pushes" / f"{_stem(now, benchmark, review_round)}.jsonl"
+        write_atomic(path, "".join(json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True)
+                                   + "\n" for r in recs_in))
+        _chain_append(log, head, len(recs), "push", [path], benchmark=benchmark,
+                      review_round=review_round)
     return path
+
+
+def import_rows(log_dir: str | Path, source: str | Path) -> dict[str, Any]:
+    """Import a file of ``REVIEW_DECISION`` rows (JSONL or Parquet) into the log — the one way
+    decisions not pulled from Label Studio enter it, so the chain and the release card say where
+    they came from. The file is copied into ``imports/`` and its rows written as one snapshot per
+    (benchmark, review round), all under one chain record holding the file's name and sha256.
+    Imported snapshots never stand in for a pull's violation report (:func:`read_violations`).
+    Returns the chain record."""
+    src = Path(source)
+    if is_log(src):
+        raise DecisionLogError(f"{src} is a decision log, not a file of decision rows")
+    rows = _read_rows(src)
+    log = Path(log_dir)
+    sha = file_sha256(src)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r["benchmark"]), str(r["review_round"])), []).append(r)
+    with _locked(log):
+        head, recs = _verify(log)
+        now = datetime.now(UTC)
+        (log / "imports").mkdir(parents=True, exist_ok=True)
+        copy = log / "imports" / f"{now:%Y%m%dT%H%M%S%fZ}-{sha[:12]}-{slug(src.name)}"
+        write_atomic(copy, src.read_bytes())
+        files = [copy]
+        for (bench, rnd), part in sorted(groups.items()):
+            files += _write_snapshot(log, _stem(now, bench, rnd), part, [], {
+                "benchmark": bench, "review_round": rnd, "pulled_at": now.isoformat(),
+                "imported_from": src.name, "source_sha256": sha})
+        return _chain_append(log, head, len(recs), "import", files,
+                             source={"file": src.name, "sha256": sha, "rows": len(rows)})
 
 
 def read_pushes(log_dir: str | Path, benchmark: str | None = None,
                 review_round: str | None = None) -> list[dict[str, Any]]:
     """Every push record of the log, oldest first (optionally of one benchmark / round)."""
+    verify(log_dir)
     d = Path(log_dir) / "pushes"
     out = []
     for f in sorted(d.glob("*.jsonl")) if d.is_dir() else []:
@@ -133,24 +304,40 @@ def _files(log_dir: str | Path) -> list[Path]:
     return sorted(d.glob("*.parquet")) if d.is_dir() else []
 
 
-def _pull_meta(path: Path) -> tuple[str, str]:
+def _meta(path: Path) -> dict[str, Any]:
     md = pq.read_schema(path).metadata or {}
-    m = json.loads(md.get(_META_KEY, b"{}"))
-    return str(m.get("benchmark", "")), str(m.get("review_round", ""))
+    return dict(json.loads(md.get(_META_KEY, b"{}")))
 
 
-def read(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:
+def _latest_pulls(files: list[Path]) -> list[Path]:
+    """The latest pull of every (benchmark, review round) plus every imported snapshot: an
+    import is added decisions, never the round's current state (it has no violation report)."""
+    latest: dict[tuple[str, str], Path] = {}
+    imported = []
+    for f in files:  # names sort chronologically
+        m = _meta(f)
+        if m.get("imported_from") is not None:
+            imported.append(f)
+        else:
+            latest[(str(m.get("benchmark", "")), str(m.get("review_round", "")))] = f
+    return sorted([*latest.values(), *imported])
+
+
+def read(log_dir: str | Path, *, current: bool = True, imported: bool = True
+         ) -> list[dict[str, Any]]:
     """Decisions in the log, deduplicated on read.
 
     ``current=True``: the latest pull of every (benchmark, review round) — what the approval
     rule uses. ``current=False``: every distinct decision state ever pulled, oldest first (a
-    decision that never changed appears once)."""
+    decision that never changed appears once). The chain is verified first. ``imported=False``
+    leaves imported rows out: ``pull`` compares Label Studio only with what it pulled (an imported
+    row's annotation id names no annotation of this server)."""
+    verify(log_dir)
     files = _files(log_dir)
     if current:
-        latest: dict[tuple[str, str], Path] = {}
-        for f in files:  # names sort chronologically
-            latest[_pull_meta(f)] = f
-        files = sorted(latest.values())
+        files = _latest_pulls(files)
+    if not imported:
+        files = [f for f in files if _meta(f).get("imported_from") is None]
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for f in files:
@@ -163,13 +350,11 @@ def read(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:
 
 
 def read_violations(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:
-    """Violation reports, for the latest pull per round (or all of them)."""
+    """Violation reports, for the latest pull per round (or all of them); chain verified."""
+    verify(log_dir)
     files = _files(log_dir)
     if current:
-        latest: dict[tuple[str, str], Path] = {}
-        for f in files:
-            latest[_pull_meta(f)] = f
-        files = sorted(latest.values())
+        files = _latest_pulls(files)
     out: list[dict[str, Any]] = []
     for f in files:
         v = f.parent.parent / "violations" / (f.stem + ".jsonl")
@@ -178,35 +363,39 @@ def read_violations(log_dir: str | Path, *, current: bool = True) -> list[dict[s
     return out
 
 
-class DecisionLogError(ValueError):
-    """A decision log that cannot be read; the message names the file and the row or line."""
-
-
 def is_log(path: str | Path) -> bool:
     """A decision-log folder as ``pull`` writes it (rather than a file of decision rows)."""
-    return (Path(path) / "decisions").is_dir()
-
-
-def read_decisions(path: str | Path, benchmark: str) -> list[dict[str, Any]]:
-    """The one reader of review decisions for a build (``--decisions``): a decision-log folder as
-    ``pull`` writes it (every decision state ever pulled: the approval rule keeps each objection,
-    ``annotation.approval``), a Parquet file or a folder of Parquet files, or a JSONL file of
-    ``REVIEW_DECISION`` rows. Every row is checked like a pulled one (fields, decision values,
-    rater kind, no e-mail addresses); rows of other benchmarks are left out."""
     p = Path(path)
-    if not p.exists():
-        raise DecisionLogError(f"{p} does not exist")
-    if is_log(p):
-        rows, where = read(p, current=False), []
-    elif p.suffix == ".parquet" or p.is_dir():
-        files = [p] if p.is_file() else sorted(p.rglob("*.parquet"))
-        rows, where = [], []
-        for f in files:
-            part = pq.read_table(f).to_pylist()
-            rows += part
-            where += [f"{f.name}: row {n}" for n in range(1, len(part) + 1)]
+    return p.is_dir() and ((p / CHAIN).is_file() or any((p / d).is_dir() for d in _CHAINED))
+
+
+def adopt(log_dir: str | Path) -> dict[str, Any]:
+    """Chain a log written before logs were chained, as it is now: one ``adopt`` record naming
+    every file. Nothing proves those files were not edited before; the record (and a release's
+    card, :func:`provenance_lines`) says so. Refused when the log already has a chain."""
+    log = Path(log_dir)
+    with _locked(log):
+        if (log / CHAIN).is_file():
+            raise DecisionLogError(f"{log} already has a chain; nothing to adopt")
+        files = [f for d in _CHAINED if (log / d).is_dir() for f in sorted((log / d).iterdir())
+                 if not f.name.startswith(".")]
+        if not files:
+            raise DecisionLogError(f"{log} holds no log files to adopt")
+        return _chain_append(log, GENESIS, 0, "adopt", files)
+
+
+def _read_rows(p: Path) -> list[dict[str, Any]]:
+    """The checked rows of one file of ``REVIEW_DECISION`` rows (Parquet, else JSON lines); an
+    error names the file and the row or line."""
+    if not p.is_file():
+        raise DecisionLogError(f"{p} does not exist" if not p.exists() else
+                               f"{p} is a folder but not a decision log (no {CHAIN}, no decisions/)")
+    rows: list[dict[str, Any]] = []
+    where: list[str] = []
+    if p.suffix == ".parquet":
+        rows = pq.read_table(p).to_pylist()
+        where = [f"{p.name}: row {n}" for n in range(1, len(rows) + 1)]
     else:
-        rows, where = [], []
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
@@ -219,8 +408,59 @@ def read_decisions(path: str | Path, benchmark: str) -> list[dict[str, Any]]:
         try:
             _check(row)
         except ValueError as exc:
-            raise DecisionLogError(f"{where[n] if where else p.name}: {exc}") from None
+            raise DecisionLogError(f"{where[n]}: {exc}") from None
+    return rows
+
+
+def read_decisions(path: str | Path, benchmark: str) -> list[dict[str, Any]]:
+    """The one reader of review decisions for a build (``--decisions``): a decision-log folder as
+    ``pull`` writes it, its chain verified (every decision state ever pulled: the approval rule
+    keeps each objection, ``annotation.approval``), or — recorded as an import by the build, see
+    :func:`provenance` — one JSONL or Parquet file of ``REVIEW_DECISION`` rows. Every row is
+    checked like a pulled one (fields, decision values, rater kind, no e-mail addresses); rows of
+    other benchmarks are left out."""
+    p = Path(path)
+    if not p.exists():
+        raise DecisionLogError(f"{p} does not exist")
+    rows = read(p, current=False) if is_log(p) else _read_rows(p)
+    for n, row in enumerate(rows, start=1):
+        try:
+            _check(row)
+        except ValueError as exc:
+            raise DecisionLogError(f"{p.name}: row {n}: {exc}") from None
     return [r for r in rows if r["benchmark"] == benchmark]
+
+
+def provenance(path: str | Path) -> dict[str, Any]:
+    """Where a build's decisions came from, for the release manifest's ``review`` entry and its
+    card: a log's verified head hash and the files imported into it, or — a file of rows given
+    to ``--decisions`` directly — that file's name and sha256 (an import without a log)."""
+    p = Path(path)
+    if not p.exists():
+        raise DecisionLogError(f"{p} does not exist")
+    if is_log(p):
+        recs = chain(p)
+        out = {"log_head": recs[-1]["head"] if recs else GENESIS,
+               "imports": [r["source"] for r in recs if r["kind"] == "import"]}
+        if recs and recs[0]["kind"] == "adopt":
+            out["adopted_unchained"] = recs[0]["at"]
+        return out
+    return {"imports": [{"file": p.name, "sha256": file_sha256(p)}], "log_head": None}
+
+
+def provenance_lines(prov: Mapping[str, Any]) -> list[str]:
+    """The card's lines for :func:`provenance`."""
+    out = []
+    if prov.get("log_head"):
+        out.append(f"Review decisions from a verified decision log, head sha256 {prov['log_head']}.")
+    else:
+        out.append("Review decisions from a file of rows, not from a decision log: no pull "
+                   "checked them against Label Studio.")
+    if prov.get("adopted_unchained"):
+        out.append(f"The log was written before logs were chained; its files as of "
+                   f"{prov['adopted_unchained']} were adopted into the chain unverified.")
+    out += [f"Decisions imported from {i['file']} sha256 {i['sha256']}." for i in prov["imports"]]
+    return out
 
 
 def read_standing_violations(path: str | Path, benchmark: str) -> list[dict[str, Any]] | None:

@@ -45,8 +45,16 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
   ``invalid_value``           a control/value the rubric's label config does not have
   ``incomplete_approval``     "approve" with a criterion unticked (App. B.3: approve only when
                               all criteria hold)
+  ``moved_decision``          a decision that was not made on the task it sits on: an earlier
+                              pull logged it on another task, its ``task`` is another one, or
+                              it was created before this version's push (a version-1 approval
+                              PATCHed onto the version-2 task)
+  ``changed_decision``        a decision value that differs from the one an earlier pull logged
+                              for the same annotation (the logged one still counts)
   ``edited_decision``         an approval edited after it was submitted that no earlier pull saw
-                              as an approval (an objection may have been withdrawn unseen)
+                              as an approval (an objection may have been withdrawn unseen) —
+                              however fast the edit (``EDIT_GRACE_S`` only absorbs the
+                              microseconds between the two stamps of one save)
   ``duplicate_decision``      more than one decision by one reviewer on one version (none count)
   ``deleted_decision``        a decision an earlier pull logged is gone (it still counts)
   ==========================  ================================================================
@@ -88,11 +96,14 @@ _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 VIOLATION_KINDS = (
     "foreign_task", "task_deleted", "task_modified", "media_modified", "project_modified",
     "cancelled", "author_not_in_panel", "wrong_project", "written_by_other", "invalid_value",
-    "incomplete_approval", "edited_decision", "duplicate_decision", "deleted_decision",
+    "incomplete_approval", "moved_decision", "changed_decision", "edited_decision",
+    "duplicate_decision", "deleted_decision",
 )
 # Label Studio stamps created_at and updated_at a few microseconds apart when an annotation is
-# created (measured, docs/label_studio.md); an updated_at later than this is an edit.
-EDIT_GRACE_S = 2.0
+# created (measured, docs/label_studio.md); an updated_at later than this is an edit. It was 2 s,
+# and a reject edited to approve within those 2 s counted as an approval: an edit over HTTP takes
+# a whole request after the create (measured ≈ 0.1 s; the two stamps of a create ≈ 30 µs).
+EDIT_GRACE_S = 0.01
 # Violations that void a task for good: what its reviewer was shown is no longer known.
 TAINTING = ("task_modified", "media_modified", "project_modified")
 
@@ -503,10 +514,19 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     hashes: dict[Path, str] = {}
     by_task = {tid: (next(rv for rv, t in rec["tasks"].items() if int(t) == tid), rec)
                for tid, rec in _first_records(pushes).items()}  # the record that created it
-    history = [d for d in decision_log.read(log_dir, current=False)
+    # every pulled decision state (the chain is verified here, and again at append)
+    logged = decision_log.read(log_dir, current=False, imported=False)
+    history = [d for d in logged
                if d["benchmark"] == benchmark and d["review_round"] == review_round
                and d["rater_kind"] == "human"]
     approved_before = {int(d["source_annotation_id"]) for d in history if d["decision"] == "approve"}
+    # annotation id -> (task, decision) of its first pulled state, over the whole log: annotation
+    # ids are unique on a server, so a decision moved across rounds is found too
+    first_pulled: dict[int, tuple[int, str]] = {}
+    for d in logged:
+        if d["rater_kind"] == "human":
+            first_pulled.setdefault(int(d["source_annotation_id"]),
+                                    (int(d["source_task_id"]), str(d["decision"])))
     pages = _project_pages(pushes)
     tainted = {int(v["task_id"]): v["kind"] for v in decision_log.read_violations(log_dir, current=False)
                if v["benchmark"] == benchmark and v["review_round"] == review_round
@@ -601,6 +621,21 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                     violation("wrong_project", sid, ver, tid, a, who(author),
                               f"decision of {who(author)} in {rv}'s project")
                     continue
+                aid, created = int(a["id"]), _when(a.get("created_at"))
+                pushed_at = _when(rec.get("pushed_at"))
+                was = first_pulled.get(aid)
+                on = _uid(a.get("task"))
+                if (was is not None and was[0] != tid) or (on is not None and on != tid):
+                    violation("moved_decision", sid, ver, tid, a, who(author),
+                              f"decision made on task {was[0] if was else on}, now on task {tid} "
+                              f"({sid} v{ver}): a decision belongs to the version it was made on")
+                    continue
+                if created and pushed_at and created < pushed_at:
+                    violation("moved_decision", sid, ver, tid, a, who(author),
+                              f"decision created {created.isoformat()}, before {sid} v{ver} was "
+                              f"pushed ({pushed_at.isoformat()}): made on another task and moved "
+                              "here")
+                    continue
                 if editor is not None and editor != author:
                     violation("written_by_other", sid, ver, tid, a, who(author),
                               f"decision of {who(author)} last written by {who(editor)}")
@@ -615,11 +650,17 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                     violation("incomplete_approval", sid, ver, tid, a, who(author),
                               f"approved with criteria unticked: {missing}")
                     continue
-                created, updated = _when(a.get("created_at")), _when(a.get("updated_at"))
+                if was is not None and was[1] != parsed.decision:
+                    violation("changed_decision", sid, ver, tid, a, who(author),
+                              f"{who(author)}'s {was[1]} was changed to {parsed.decision} after it "
+                              f"was pulled; the {was[1]} stands (a decision is final once "
+                              "submitted)")
+                    continue
+                updated = _when(a.get("updated_at"))
                 if (parsed.decision == "approve" and int(a["id"]) not in approved_before
                         and created and updated and (updated - created).total_seconds() > EDIT_GRACE_S):
                     violation("edited_decision", sid, ver, tid, a, who(author),
-                              f"approval edited {(updated - created).total_seconds():.0f} s after it "
+                              f"approval edited {(updated - created).total_seconds():.3f} s after it "
                               "was submitted and never pulled as an approval before: an objection "
                               "may have been withdrawn (objections are final for their version)")
                     continue

@@ -4,7 +4,7 @@
     benchforge build streamvibe --raw-dir demo_corpus [--decisions <decision log>]
     benchforge build proready --raw-dir demo_corpus [--decisions <decision log>] [--corrections …]
     benchforge check out/proactivebench/2.0.0            # any benchmark's release
-    benchforge review push|pull|audit|status|server|panel|gemini-review …   (annotation.cli)
+    benchforge review push|pull|audit|status|verify|import|server|panel|gemini-review …   (annotation.cli)
     benchforge review push --benchmark proready … --candidates <state>/review_candidates.jsonl \
         --corrections corrections.jsonl … --log-dir <log>   (the corrected versions n+1)
     benchforge export compat-proactivebench <release> <out> [--overwrite] [--verify]

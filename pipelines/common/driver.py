@@ -124,9 +124,10 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
     if benchmark.reviewed:
         parser.add_argument(
             "--decisions", type=Path, default=None,
-            help="review decisions: a decision-log folder (`annotation.cli pull`) or a JSONL / "
-                 "Parquet file of REVIEW_DECISION rows; without it the build stops at the "
-                 "pending-review state")
+            help="review decisions: a decision-log folder (`benchforge review pull`; its chain is "
+                 "verified and its head recorded), or a JSONL / Parquet file of REVIEW_DECISION rows "
+                 "(recorded as an import: the card names it and its sha256); without it the build "
+                 "stops at the pending-review state")
     if len(benchmark.splits) > 1:
         parser.add_argument(
             "--split", choices=benchmark.splits, default=benchmark.split,
@@ -313,14 +314,23 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     asked = getattr(args, "split", benchmark.split)
     ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args,
                        splits=tuple(dict.fromkeys((benchmark.split, asked))))
+    provenance: dict[str, Any] | None = None  # the decisions' log head / imported file, for the manifest
     if benchmark.reviewed and args.decisions is not None:
-        from annotation.decision_log import DecisionLogError, read_decisions, read_standing_violations
+        from annotation.decision_log import (
+            DecisionLogError,
+            read_decisions,
+            read_standing_violations,
+        )
+        from annotation.decision_log import provenance as decisions_provenance
 
-        try:
+        try:  # the head first: a log that changes while it is read no longer matches it
+            provenance = decisions_provenance(args.decisions)
             ctx.decisions = read_decisions(args.decisions, benchmark.name)
+            ctx.violations = read_standing_violations(args.decisions, benchmark.name)
+            if provenance["log_head"] and decisions_provenance(args.decisions) != provenance:
+                raise DecisionLogError(f"{args.decisions} was written to while it was read; build again")
         except DecisionLogError as exc:
             raise SystemExit(f"--decisions: {exc}") from None
-        ctx.violations = read_standing_violations(args.decisions, benchmark.name)
     benchmark.prepare(ctx)
     with staging_dir(ctx.out_root, ctx.version) as staging:
         ctx.staging = staging
@@ -349,6 +359,12 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         check_approved(benchmark, counts)
         (staging / "reports").mkdir(exist_ok=True)
         fin = benchmark.finalize(ctx, counts, files)
+        if provenance is not None:  # which log head (or imported file) the review states came from
+            from annotation.decision_log import provenance_lines
+
+            fin.manifest["review"] = {**fin.manifest.get("review", {}), "decisions_source": provenance}
+            fin.card_sections = [*fin.card_sections, "", "## Review decisions", "",
+                                 *provenance_lines(provenance)]
         final = ctx.out_root / ctx.version
         declared = benchmark.groups(ctx)
         card_counts = {g: c for g, c in counts.items() if not declared or g in declared}

@@ -139,8 +139,9 @@ def test_deleting_another_reviewers_reject_is_reported_and_it_still_counts(ls_en
 
 
 def test_an_objection_cannot_be_withdrawn(ls_env, panel, tmp_path):
-    """r4 asks for a revision, a pull logs it, r4 turns it into an approval: the version stays
-    needs_correction (a correction makes version 2, which all four review)."""
+    """r4 asks for a revision, a pull logs it, r4 turns it into an approval: the change is a
+    ``changed_decision`` violation and the version stays needs_correction (a correction makes
+    version 2, which all four review)."""
     admin = panel.admin.client()
     log = tmp_path / "log"
     pushed = push_round(ls_env, panel, BENCH, "withdraw", [_cand()], STREAMVIBE, log)
@@ -148,7 +149,10 @@ def test_an_objection_cannot_be_withdrawn(ls_env, panel, tmp_path):
     pull(admin, BENCH, "withdraw", STREAMVIBE, panel, log_dir=log)
     panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
     res = pull(admin, BENCH, "withdraw", STREAMVIBE, panel, log_dir=log)
-    assert res.violations == []
+    assert [(v["kind"], v["reviewer"], v["annotation_id"]) for v in res.violations] == [
+        ("changed_decision", "r4", ids["r4"])]
+    assert res.violations[0]["detail"].startswith("r4's revise was changed to approve")
+    assert [d["reviewer"] for d in res.decisions] == ["r1", "r2", "r3"]
     assert _state(log) == "needs_correction"
 
 
@@ -164,6 +168,76 @@ def test_an_objection_withdrawn_before_any_pull_is_reported(ls_env, panel, tmp_p
     res = pull(admin, BENCH, "withdraw-early", STREAMVIBE, panel, log_dir=log)
     assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("edited_decision", "r4")]
     assert _state(log) == "violation"
+
+
+def test_a_reject_edited_to_approve_at_once_is_reported(ls_env, panel, tmp_path):
+    """The same edit made straight after the reject (was: within ``EDIT_GRACE_S`` = 2 s it counted
+    as an approval and the candidate was approved): reported however fast it is."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "withdraw-fast", [_cand()], STREAMVIBE, log)
+    r4 = panel.reviewer("r4").client()
+    decide(panel, pushed, KEY, {k: v for k, v in FOUR.items() if k != "r4"}, ALL)
+    a = r4.annotations.create(id=pushed.task_id("r4", KEY), lead_time=5.0,
+                              result=build_result("reject", [], "no evidence"))
+    r4.annotations.update(id=a.id, result=build_result("approve", ALL))
+    res = pull(admin, BENCH, "withdraw-fast", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"], v["annotation_id"]) for v in res.violations] == [
+        ("edited_decision", "r4", int(a.id))]
+    assert [d["reviewer"] for d in res.decisions] == ["r1", "r2", "r3"]
+    assert _state(log) == "violation"
+
+
+def _cand_v2() -> Candidate:
+    c = _cand()
+    return Candidate(c.sample_id, 2, c.task_type, {**c.content, "instruction": "Say when it boils"},
+                     c.media)
+
+
+@pytest.mark.parametrize("pulled_before", [False, True], ids=["unpulled", "pulled"])
+def test_version_1_approvals_moved_to_version_2_are_reported(ls_env, panel, tmp_path, pulled_before):
+    """Each reviewer PATCHes their own version-1 approval's ``task`` to their version-2 task
+    (Label Studio accepts it and exports it under the v2 task): was counted as four approvals of
+    v2. Now each is ``moved_decision`` — by the log's memory of the task it was pulled on, or by
+    its creation before v2 was pushed — and v2 is not approved."""
+    admin = panel.admin.client()
+    rnd = f"move-{pulled_before}"
+    log = tmp_path / "log"
+    v1 = push_round(ls_env, panel, BENCH, rnd, [_cand()], STREAMVIBE, log)
+    ids = decide(panel, v1, KEY, FOUR, ALL)
+    if pulled_before:
+        pull(admin, BENCH, rnd, STREAMVIBE, panel, log_dir=log)
+        assert _state(log) == "approved"
+    v2 = push_round(ls_env, panel, BENCH, rnd, [_cand_v2()], STREAMVIBE, log)
+    for rv, aid in ids.items():
+        panel.reviewer(rv).client().annotations.update(id=aid, task=v2.task_id(rv, ("s1", 2)))
+    res = pull(admin, BENCH, rnd, STREAMVIBE, panel, log_dir=log)
+    moved = [v for v in res.violations if v["kind"] == "moved_decision"]
+    assert sorted((v["reviewer"], v["version"], v["annotation_id"]) for v in moved) == sorted(
+        (rv, 2, aid) for rv, aid in ids.items())
+    first = "decision made on task" if pulled_before else "before s1 v2 was pushed"
+    assert all(first in v["detail"] for v in moved)
+    assert [d for d in res.decisions if d["version"] == 2] == []
+    assert _state(log) == "violation"
+
+
+def test_a_decision_moved_to_another_sample_of_the_same_push_is_reported(ls_env, panel, tmp_path):
+    """s1 and s2 pushed together, r1's pulled approval of s1 moved onto s2: created after s2's
+    push, so only the log's memory of where it was pulled can tell."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "move-sample", [_cand("s1"), _cand("s2")], STREAMVIBE, log)
+    ids = decide(panel, pushed, KEY, FOUR, ALL)
+    decide(panel, pushed, ("s2", 1), {k: v for k, v in FOUR.items() if k != "r1"}, ALL)
+    pull(admin, BENCH, "move-sample", STREAMVIBE, panel, log_dir=log)
+    s1_task, s2_task = pushed.task_id("r1", KEY), pushed.task_id("r1", ("s2", 1))
+    panel.reviewer("r1").client().annotations.update(id=ids["r1"], task=s2_task)
+    res = pull(admin, BENCH, "move-sample", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["sample_id"], v["reviewer"]) for v in res.violations] == [
+        ("moved_decision", "s2", "r1")]
+    assert res.violations[0]["detail"].startswith(f"decision made on task {s1_task}, now on task {s2_task}")
+    st = statuses(decision_log.read(log, current=False), violations=decision_log.read_violations(log))
+    assert st["s2"].state == "violation" and st["s2"].approvals == ("r2", "r3", "r4")
 
 
 def test_decisions_in_another_reviewers_project_deleted_and_foreign_tasks(ls_env, panel, tmp_path):

@@ -9,6 +9,7 @@ same runs check that each is rejected with a reason and that inputs = kept + fil
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -178,6 +179,11 @@ def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, de
     final = run(["--config", str(cfg_path), "--raw-dir", str(demo_raw), "--out", str(tmp_path / "o"),
                  "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
+    # a file of rows is an import without a log: the manifest and the card name it and its sha256
+    sha = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert manifest["review"]["decisions_source"] == {
+        "log_head": None, "imports": [{"file": "decisions.jsonl", "sha256": sha}]}
+    assert f"Decisions imported from decisions.jsonl sha256 {sha}." in (final / "README.md").read_text()
     for st in ("I", "R"):
         assert manifest["counts"][st]["kept"] == 1 and manifest["counts"][st]["filtered"] == 1
         assert manifest["allocation"][st] == {"target": 1, "released": 1, "shortfall": 0}
@@ -220,6 +226,10 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
                  str(tmp_path / "o"), "--decisions", str(log)])
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["review"]["violations"] == {"task_modified": 1}
+    # the log's verified head: a log cut back or edited later no longer matches the release
+    head = decision_log.verify(log)
+    assert manifest["review"]["decisions_source"] == {"log_head": head, "imports": []}
+    assert f"verified decision log, head sha256 {head}." in (final / "README.md").read_text()
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
     assert "task_modified" in filtered[0]["filter_reason"]
