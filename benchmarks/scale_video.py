@@ -13,7 +13,7 @@ uses), for each stage asked:
 * ``release`` — the same build with the scripted demo panel's decisions (every candidate
   approved: ``scripts/make_*_demo.py``), through the release and its quality gate, into the
   output folder that already holds its pending state (as a team builds it: pending, review,
-  release), so what the pending build cached is reused;
+  release); it decodes every video again but makes no review copies;
 * ``train`` (StreamVibe, ``--train``) — the training split (``--split train``), which reads the
   training manifest's own videos: no floor is measured for it yet.
 
