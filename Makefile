@@ -139,7 +139,9 @@ demo-release-streamvibe-train:
 	@$(MAKE) --no-print-directory demo-release-streamvibe SPLIT=train
 
 # A real Label Studio on 127.0.0.1 (own venv .venv-ls) with the admin + four reviewers of
-# configs/review_panel.yaml; tokens go to ~/.config/benchforge/label_studio.json (mode 600).
+# configs/review_panel.yaml; the admin's credentials go to ~/.config/benchforge/label_studio.json,
+# each reviewer's to reviewers/r<i>.json beside it (mode 600, folders 700; docs/annotation.md).
+# Options: make label-studio LS_ARGS="--port 8081 --data-dir /data/ls --media-root /data/media".
 .PHONY: label-studio label-studio-stop
 label-studio: venv
 	bash scripts/label_studio.sh start $(LS_ARGS)

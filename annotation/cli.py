@@ -38,6 +38,7 @@ from annotation.server import (
     PanelConfig,
     ensure_panel,
     load_panel_config,
+    reviewer_file_path,
 )
 
 
@@ -104,7 +105,8 @@ def cmd_panel(args: argparse.Namespace) -> int:
     panel = ensure_panel(_url(cfg, args.url), cfg)
     print(f"panel ready at {panel.url}: admin (user {panel.admin.user_id}), "
           + ", ".join(f"{m.pseudonym} (user {m.user_id})" for m in panel.reviewers)
-          + f"; tokens in {cfg.token_file} (mode 600)")
+          + f"; admin's credentials in {cfg.token_file}, each reviewer's in its own "
+          f"{reviewer_file_path(cfg.token_file, 'r<i>')} (mode 600, folders 700)")
     return 0
 
 

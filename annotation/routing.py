@@ -56,7 +56,8 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
                               however fast the edit (``EDIT_GRACE_S`` only absorbs the
                               microseconds between the two stamps of one save)
   ``duplicate_decision``      more than one decision by one reviewer on one version (none count)
-  ``deleted_decision``        a decision an earlier pull logged is gone (it still counts)
+  ``deleted_decision``        a decision an earlier pull logged is gone (it still counts, and
+                              the version is held: never released; a correction n+1 can be)
   ==========================  ================================================================
 
   Task-level checks come first; an annotation is reported once, under its first failing check.
@@ -684,7 +685,9 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
             violation("deleted_decision", d["sample_id"], int(d["version"]),
                       int(d["source_task_id"]), {"id": d["source_annotation_id"]}, d["reviewer"],
                       f"{d['reviewer']}'s {d['decision']} (created {d['created_at']}) was deleted "
-                      "after it was pulled; it still counts")
+                      f"after it was pulled; it still counts and {d['sample_id']} v{d['version']} is "
+                      "held: it is never released (reported at every pull), only a correction "
+                      f"v{int(d['version']) + 1} reviewed by all four can be")
 
     decisions = _single_decisions(valid, violations, benchmark, review_round)
     violations = _unique(violations)

@@ -5,8 +5,9 @@
 #   scripts/label_studio.sh stop
 #   scripts/label_studio.sh status
 # Options and paths come from configs/review_panel.yaml; extra args are passed through
-# (e.g. --port 8081 --media-root /data/review-media). Tokens go to the owner-only token file,
-# never to this script's output.
+# (e.g. --port 8081 --media-root /data/review-media). Tokens go to the owner-only credential
+# files (the admin's in the token file, each reviewer's in reviewers/r<i>.json beside it), never
+# to this script's output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

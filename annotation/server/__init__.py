@@ -7,7 +7,8 @@ benchmark therefore drive the same server reviewers use.
 
 One module per job, each depending only on the ones before it:
 
-- ``credential_store.py``: the owner-only token file (secret key, passwords, tokens) and
+- ``credential_store.py``: the owner-only credential files (the lead's: secret key and admin;
+  one per reviewer: that reviewer's password and tokens) and
   :class:`LabelStudioError`, whose messages never carry a secret;
 - ``venv.py``: the server's own virtual environment (``.venv-ls``), installed on first use;
 - ``process.py``: :class:`LabelStudioServer`, the process on 127.0.0.1 (start, adopt, stop);
@@ -16,11 +17,16 @@ One module per job, each depending only on the ones before it:
 The names the rest of the code uses are re-exported here.
 """
 
-from annotation.server.credential_store import CredentialStore, LabelStudioError
+from annotation.server.credential_store import (
+    CredentialStore,
+    LabelStudioError,
+    ReviewerCredentials,
+    reviewer_file_path,
+)
 from annotation.server.panel import Member, Panel, PanelConfig, ensure_panel, load_panel_config
 from annotation.server.process import LabelStudioServer
 
 __all__ = [
     "LabelStudioError", "LabelStudioServer", "Member", "Panel", "PanelConfig", "CredentialStore",
-    "ensure_panel", "load_panel_config",
+    "ReviewerCredentials", "ensure_panel", "load_panel_config", "reviewer_file_path",
 ]

@@ -2,7 +2,8 @@
 
 Facts this module relies on (measured, docs/label_studio.md): reviewers are created by
 invite-link sign-up (``POST /api/users/`` makes users that cannot log in); each reviewer gets a
-legacy API token of their own, kept in the token file (``credential_store.py``), never in outputs.
+legacy API token of their own, kept in that reviewer's own credential file
+(``credential_store.py``: ``reviewers/<pseudonym>.json`` beside the lead's file), never in outputs.
 """
 
 from __future__ import annotations
@@ -184,14 +185,15 @@ def ensure_panel(url: str, panel_config: PanelConfig | str | os.PathLike[str] | 
     For each member: the token stored for this server (its data dir) that still authenticates as
     that e-mail is reused; else we log in with the stored password (the account exists, e.g. the
     token file was copied), else reviewers sign up through the admin's invite link — the only
-    path that yields a usable, in-org account (docs/label_studio.md). New tokens are written to
-    the owner-only token file under this server's key, so servers sharing the file keep theirs.
+    path that yields a usable, in-org account (docs/label_studio.md). The admin's token goes to
+    the lead's file, each reviewer's to that reviewer's own file (``reviewers/r<i>.json``), both
+    under this server's key, so servers sharing the files keep theirs.
     """
     cfg = panel_config if isinstance(panel_config, PanelConfig) else load_panel_config(panel_config)
     url = url.rstrip("/")
     server = str(cfg.data_dir)
     store = CredentialStore(cfg.token_file)
-    admin_entry = store.user(cfg.admin_email, admin=True)
+    admin_entry = store.admin(cfg.admin_email)
     token = store.token(cfg.admin_email, server) or admin_entry["token"]
     who = _whoami(url, token)
     if who is None or who.get("email") != cfg.admin_email:
@@ -207,15 +209,15 @@ def ensure_panel(url: str, panel_config: PanelConfig | str | os.PathLike[str] | 
     invite: str | None = None
     reviewers: list[Member] = []
     for i, email in enumerate(cfg.reviewer_emails, start=1):
-        entry = store.user(email)
-        token = store.token(email, server)
+        cred = store.reviewer(f"r{i}", email)  # the reviewer's own file, never the lead's
+        token = cred.token(server)
         me = _whoami(url, token) if token else None
         if me is None or me.get("email") != email:
             if invite is None:
                 inv = admin.client().organizations.invites.get_invite_link()
                 invite = inv.token
-            token = _legacy_token_via_session(url, email, entry["password"], invite)
-            store.set_token(email, token, server)
+            token = _legacy_token_via_session(url, email, cred.password(), invite)
+            cred.set_token(token, server)
             me = _whoami(url, token)
             if me is None:
                 raise LabelStudioError(f"new token of reviewer r{i} does not authenticate")

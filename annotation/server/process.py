@@ -129,7 +129,7 @@ class LabelStudioServer:
     def _environment(self, store: CredentialStore) -> dict[str, str]:
         """A clean environment: nothing inherited except PATH, so stray ``HOST``/``PORT``/
         ``USERNAME``/``PASSWORD``/``DEBUG`` variables cannot reconfigure the server."""
-        admin = store.user(self.admin_email, admin=True)
+        admin = store.admin(self.admin_email)
         home = self.data_dir / "home"
         home.mkdir(parents=True, exist_ok=True)
         env = {

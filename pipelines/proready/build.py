@@ -31,7 +31,13 @@ from pipelines.proready.generation import ITEMS, generation_config
 from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.release import finalize
-from pipelines.proready.review import correction_units, pending_review, read_corrections
+from pipelines.proready.review import (
+    correction_units,
+    pending_review,
+    read_corrections,
+    refuse_uncorrected,
+    uncorrected,
+)
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM, TASK_NAMES
 
@@ -102,6 +108,12 @@ class ProReady(Benchmark):
         # without datasets the one reader is read as before (the demo release's bytes)
         sources = ProReadySources({"": reader, **natives}) if natives else reader
         n_corrections, corrections = read_corrections(args.corrections) if args.corrections else (0, {})
+        if ctx.decisions is not None:  # before any work: a correction the build lacks stops it
+            from annotation.decision_log import is_log, latest_pushed
+
+            pushed = latest_pushed(args.decisions, BENCHMARK) if is_log(args.decisions) else {}
+            refuse_uncorrected(uncorrected(pushed, ctx.decisions, corrections), args.decisions,
+                               args.corrections)
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for d in ctx.decisions or []:
             decisions[str(d["sample_id"])].append(d)

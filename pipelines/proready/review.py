@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +149,37 @@ def apply_corrections(
                                                      stage="review_correction", item_id=sid))
             latest = None  # a bad correction: the item's content is in dispute
     return latest, rejected
+
+
+def uncorrected(pushed: Mapping[str, int], decisions: Iterable[Mapping[str, Any]],
+                corrections: Mapping[str, list[tuple[int, dict[str, Any]]]]) -> list[tuple[str, int, int]]:
+    """(item id, newest version pushed or decided, this build's version) for every item the
+    decision log knows at a later version than the build makes of it.
+
+    Why a build refuses these instead of filtering them: a correction push (version n+1) is
+    reviewed against exactly what the corrections file makes; a release built without that file
+    (or with another one) makes version n, and :func:`decide` would quietly filter each such item
+    as ``review_hash_mismatch`` / ``review_pending`` — an approved correction lost without a word.
+    Generated items are version 1 and each correction adds one (:func:`apply_corrections`)."""
+    newest = dict(pushed)
+    for d in decisions:
+        if d.get("rater_kind", "human") == "human":
+            sid = str(d["sample_id"])
+            newest[sid] = max(newest.get(sid, 0), int(d["version"]))
+    return [(sid, ver, 1 + len(corrections.get(sid, ())))
+            for sid, ver in sorted(newest.items()) if ver > 1 + len(corrections.get(sid, ()))]
+
+
+def refuse_uncorrected(stale: list[tuple[str, int, int]], decisions_path: Path,
+                       corrections_path: Path | None) -> None:
+    """One line, naming every item, for :func:`uncorrected`'s findings (SystemExit)."""
+    if not stale:
+        return
+    given = (f"--corrections {corrections_path} does not make them" if corrections_path
+             else "no --corrections file was given")
+    items = ", ".join(f"{sid} v{ver} (this build: v{mine})" for sid, ver, mine in stale)
+    raise SystemExit(f"--decisions: {decisions_path} holds corrected versions this build does not "
+                     f"make ({given}): {items}; build with the corrections file that was pushed")
 
 
 def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: int = 4,

@@ -131,7 +131,11 @@ def test_deleting_another_reviewers_reject_is_reported_and_it_still_counts(ls_en
     res = pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)
     deleted = [v for v in res.violations if v["kind"] == "deleted_decision"]
     assert [(v["reviewer"], v["annotation_id"]) for v in deleted] == [("r2", ids["r2"])]
-    assert "r2's reject" in deleted[0]["detail"]
+    assert deleted[0]["detail"].startswith("r2's reject (created ")
+    assert deleted[0]["detail"].endswith(
+        f"was deleted after it was pulled; it still counts and {KEY[0]} v{KEY[1]} is held: it is "
+        f"never released (reported at every pull), only a correction v{KEY[1] + 1} reviewed by "
+        "all four can be")
     assert _state(log) == "excluded"
     # and the next pull still reports it: the log is the memory Label Studio does not have
     again = pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)

@@ -31,7 +31,7 @@ import yaml
 from annotation.label_config import build_result, parse_result
 from annotation.routing import Candidate, pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
-from annotation.server import CredentialStore, Member
+from annotation.server import Member, ReviewerCredentials, reviewer_file_path
 from core.media.video import probe_video
 from pipelines.proready.review import review_candidate, review_media
 from pipelines.streamvibe import review as sv_review
@@ -81,12 +81,13 @@ def _has(page_text: str, text: str) -> bool:
 
 def _open_as(ctx: Any, ls_env: LSEnv, member: Member, pid: int, tid: int
              ) -> tuple[Any, list[str]]:
-    """Log in with the member's own password (kept only in the owner-only token file) and open
+    """Log in with the reviewer's own password (read from that reviewer's own file) and open
     the labelling page of one task; returns the page and the list its uncaught JS errors go to."""
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    password = CredentialStore(ls_env.config.token_file).user(member.email)["password"]
+    own_file = reviewer_file_path(ls_env.config.token_file, member.pseudonym)
+    password = ReviewerCredentials(own_file, member.email).password()
     login(page, member.url, member.email, password)
     page.goto(f"{member.url}/projects/{pid}/data?task={tid}")
     page.wait_for_selector("video", state="attached", timeout=60_000)  # hidden: frames go to a canvas

@@ -5,7 +5,8 @@ Candidates built offline from tree.avi get H.264 review copies by default (AVI d
 browser); the printed push sends them to the four reviewers' projects; one reviewer asks for a
 revision; ``benchforge review push --corrections`` pushes the corrected version 2, which
 ``status`` then reports pending (not "approved" from version 1's votes); all four approve it;
-the release built with the same corrections file contains exactly the approved versions.
+the release built with the same corrections file contains exactly the approved versions, and
+one built without it is refused, naming the corrected item (never filtered as a hash mismatch).
 Uses the annotation tests' session server fixtures.
 """
 
@@ -81,6 +82,15 @@ def test_review_round_trip_to_release(ls_env, panel, media, demo_manifest, manif
     _decide(panel, log, 2)
     assert "20 decisions, 0 violations" in _run(pull, capsys)
     assert f"{CTD}\tv2\tapproved" in _run(show, capsys)
+
+    # the release without the corrections file: refused, naming the item, nothing built
+    with pytest.raises(SystemExit) as refused:
+        benchforge(shlex.split(build)[1:])
+    msg = str(refused.value)
+    assert "\n" not in msg and msg.startswith("--decisions: ") and msg.endswith(
+        "holds corrected versions this build does not make (no --corrections file was given): "
+        f"{CTD} v2 (this build: v1); build with the corrections file that was pushed")
+    assert not (out / "proready" / "2.1.0").exists()
 
     _run(build + f" --corrections {corrections}", capsys)
     final = out / "proready" / "2.1.0"

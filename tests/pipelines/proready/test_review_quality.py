@@ -156,3 +156,23 @@ def test_verifiability_inside_vs_outside_through_the_real_client() -> None:
         client = ModelClient(ModelSpec("openai", "judge", base_url=server.openai_base_url))
         rep = verifiability_report(items, frames, client, load_prompts()["verify"])
     assert (rep["inside"], rep["outside"], rep["n_inside"], rep["n_outside"]) == (1.0, 0.0, 2, 2)
+
+
+def test_versions_the_build_does_not_make_are_listed() -> None:
+    """A correction pushed (or decided) at v2 while the build makes v1: listed, so the build
+    refuses instead of filtering the item as ``review_hash_mismatch``."""
+    from pipelines.proready.review import refuse_uncorrected, uncorrected
+
+    fix = {"v.b": [(0, {"sample_id": "v.b", "version": 2})]}
+    decided = [{"sample_id": "v.c", "version": 3, "rater_kind": "human"},
+               {"sample_id": "v.d", "version": 2, "rater_kind": "model"},  # not a panel decision
+               {"sample_id": "v.b", "version": 2, "rater_kind": "human"}]
+    assert uncorrected({"v.a": 2, "v.b": 2, "v.e": 1}, decided, fix) == [("v.a", 2, 1), ("v.c", 3, 1)]
+    assert uncorrected({"v.b": 2}, decided[1:], fix) == []
+    with pytest.raises(SystemExit) as e:
+        refuse_uncorrected([("v.a", 2, 1), ("v.c", 3, 1)], Path("log"), Path("c.jsonl"))
+    assert str(e.value) == (
+        "--decisions: log holds corrected versions this build does not make (--corrections c.jsonl "
+        "does not make them): v.a v2 (this build: v1), v.c v3 (this build: v1); build with the "
+        "corrections file that was pushed")
+    refuse_uncorrected([], Path("log"), None)  # nothing missing: no refusal
