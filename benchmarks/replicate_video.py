@@ -148,6 +148,72 @@ def replicate_yaml_manifest(src: Path, dst: Path, n: int, copy: Copier) -> int:
     return len(videos)
 
 
+TIME_KEYS = ("start", "end", "ask_time", "t")
+
+
+def shifted(value: Any, dt: float) -> Any:
+    """``value`` (an annotation: dicts and lists) with every time key moved ``dt`` seconds later."""
+    if isinstance(value, dict):
+        return {k: round(v + dt, 3) if k in TIME_KEYS and isinstance(v, int | float) else shifted(v, dt)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [shifted(v, dt) for v in value]
+    return value
+
+
+def concatenate(src: Path, dst: Path, times: int) -> None:
+    """``src`` played ``times`` times in a row, stream-copied (ffmpeg's concat demuxer, bit-exact):
+    a long video of real frames whose content repeats every clip."""
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise SystemExit("long videos need ffmpeg: run `make setup`")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    listing = dst.with_suffix(".txt")
+    listing.write_text("".join(f"file '{src.resolve()}'\n" for _ in range(times)))
+    subprocess.run([ffmpeg, "-v", "error", "-y", "-fflags", "+bitexact", "-f", "concat", "-safe", "0",
+                    "-i", str(listing), "-map", "0:v", "-c", "copy", "-fflags", "+bitexact", str(dst)],
+                   check=True)
+    listing.unlink()
+
+
+def lengthen_manifest(root: Path, minutes: float) -> dict[str, float]:
+    """ProReady-QA's papers' videos are 30-60 minutes long (StreamReady §4.2); the demo's are
+    seconds. Each video of ``root/manifest.yaml`` whose decoded length matches its header (so
+    concatenated copies keep the timeline) becomes the clip played ``ceil(minutes·60 / clip)``
+    times, and each list of its annotations is repeated once per play, shifted by the clip's
+    length (what the long video really shows). Returns video id → new length in seconds."""
+    import math
+
+    from core.media.video import probe_video
+
+    doc = yaml.safe_load((root / "manifest.yaml").read_text(encoding="utf-8"))
+    lengths: dict[str, float] = {}
+    for entry in doc.get("videos", []):
+        path = root / str(entry.get("path", ""))
+        if not isinstance(entry, dict) or not path.is_file():
+            continue
+        try:
+            info = probe_video(path)
+        except Exception:  # noqa: BLE001 - a corrupt demo file stays as it is (it must stay bad)
+            continue
+        if info.header_mismatch or info.duration_s <= 0:
+            continue
+        clip = info.duration_s
+        times = max(1, math.ceil(minutes * 60 / clip))
+        long = path.with_name(f"{path.stem}-long{path.suffix}")
+        if not long.exists():
+            concatenate(path, long, times)
+        path.unlink()
+        long.rename(path)
+        ann = entry.get("annotations") or {}
+        entry["annotations"] = {
+            k: [shifted(x, n * clip) for n in range(times) for x in v] if isinstance(v, list) else v
+            for k, v in ann.items()}
+        lengths[str(entry["video_id"])] = round(times * clip, 3)
+    (root / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return lengths
+
+
 # -- the video datasets in their released layouts -----------------------------------------------
 def _videos_by_stem(root: Path, folder: str) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
@@ -259,9 +325,12 @@ def _link_rest(src: Path, dst: Path, files: tuple[str, ...]) -> None:
 
 
 # -- one benchmark's corpus ---------------------------------------------------------------------
-def replicate(raw: Path, out: Path, benchmark: str, n: int, *, unique_bytes: bool = False) -> dict[str, Any]:
-    """``out/<benchmark>/`` = N replicas of ``raw/<benchmark>/`` (module doc); returns what was
-    written, also saved as ``out/<benchmark>/replication.json``."""
+def replicate(raw: Path, out: Path, benchmark: str, n: int, *, unique_bytes: bool = False,
+              long_minutes: float | None = None) -> dict[str, Any]:
+    """``out/<benchmark>/`` = N replicas of ``raw/<benchmark>/`` (module doc); with
+    ``long_minutes`` (ProReady-QA) the custom manifest's videos made that long
+    (:func:`lengthen_manifest`); returns what was written, also saved as
+    ``out/<benchmark>/replication.json``."""
     if benchmark not in REPLICATED:
         raise SystemExit(f"benchmark must be one of {sorted(REPLICATED)}, got {benchmark!r}")
     if n < 1:
@@ -274,12 +343,16 @@ def replicate(raw: Path, out: Path, benchmark: str, n: int, *, unique_bytes: boo
     dst.mkdir(parents=True)
     copy = Copier(unique_bytes)
     summary: dict[str, Any] = {"benchmark": benchmark, "factor": n, "unique_bytes": unique_bytes}
+    if long_minutes and benchmark != "proready":
+        raise SystemExit("--long-minutes: ProReady-QA only (its papers' videos are long)")
     if benchmark == "streamvibe":
         summary["manifest_records"] = replicate_jsonl_manifest(src, dst, "manifest.jsonl", n, copy)
         summary["train_manifest_records"] = replicate_jsonl_manifest(src, dst, "train_manifest.jsonl",
                                                                      n, copy)
     else:
         summary["manifest_videos"] = replicate_yaml_manifest(src, dst, n, copy)
+        if long_minutes:  # a hard-linked video is unlinked, not changed: the demo's stays as it is
+            summary["long_videos_s"] = lengthen_manifest(dst, long_minutes)
     summary["datasets"] = {name: DATASET_REPLICATORS[name](src / name, dst / name, n, copy)
                            for name in REPLICATED[benchmark] if (src / name).is_dir()}
     summary["video_bytes"] = sum(p.stat().st_size for p in dst.rglob("*")
@@ -295,9 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path, help="the new raw-dir to write")
     ap.add_argument("--factor", type=int, default=10)
     ap.add_argument("--unique-bytes", action="store_true", help="byte-distinct video copies")
+    ap.add_argument("--long-minutes", type=float, default=None,
+                    help="ProReady-QA: make the manifest's videos this long (concatenated clips)")
     args = ap.parse_args(argv)
     print(json.dumps(replicate(args.raw_dir, args.out, args.benchmark, args.factor,
-                               unique_bytes=args.unique_bytes), indent=1))
+                               unique_bytes=args.unique_bytes, long_minutes=args.long_minutes), indent=1))
     return 0
 
 

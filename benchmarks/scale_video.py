@@ -29,6 +29,7 @@ the build is above it.
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,10
     .venv/bin/python benchmarks/scale_video.py proready --scales 1,10 --workers 1,2 --stages pending,release
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1 --train --json sv.json
+    .venv/bin/python benchmarks/scale_video.py proready --scales 1 --long-minutes 30   # the paper's length
 
 Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (distinct source videos
 with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates in the pending
@@ -187,7 +188,8 @@ def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
 def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, work: Path) -> list[Row]:
     raw = work / f"raw-{n}x"
     log(f"{args.benchmark} {n}x: replicating")
-    summary = replicate(raw_demo, raw, args.benchmark, n, unique_bytes=args.unique_bytes)
+    summary = replicate(raw_demo, raw, args.benchmark, n, unique_bytes=args.unique_bytes,
+                        long_minutes=args.long_minutes)
     log(f"{args.benchmark} {n}x: {summary['video_bytes'] / MB:.0f} MB of video")
     rows: list[Row] = []
     for stage in args.stages:
@@ -315,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train", action="store_true", help="also build the training split (StreamVibe)")
     ap.add_argument("--repeat", type=int, default=1, help="builds per row (median wall)")
     ap.add_argument("--unique-bytes", action="store_true", help="byte-distinct video copies")
+    ap.add_argument("--long-minutes", type=float, default=None,
+                    help="ProReady-QA: the manifest's videos made this long (replicate_video.py)")
     ap.add_argument("--no-floor", dest="floor", action="store_false", help="skip the floor")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per build")
     ap.add_argument("--work-dir", type=Path, default=None, help="default: a temporary folder")
@@ -341,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({
             "benchmark": args.benchmark, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "cpus": os.cpu_count(), "unique_bytes": args.unique_bytes, "repeat": args.repeat,
+            "long_minutes": args.long_minutes,
             "rows": [asdict(r) for r in rows]}, indent=1) + "\n")
     if args.work_dir is None and not args.keep:
         shutil.rmtree(work, ignore_errors=True)

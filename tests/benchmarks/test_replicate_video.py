@@ -79,3 +79,29 @@ def test_an_existing_target_or_a_bad_factor_is_refused(demo: Path, tmp_path: Pat
     with pytest.raises(SystemExit, match="at least 1"):
         replicate(demo, tmp_path / "zero", "streamvibe", 0)
     assert new_id("3f1c2a9e-5b7d", 0) == "3f1c2a9e-5b7d" and new_id("B1KES", 4) == "B1KESr4"
+
+
+def test_long_videos_repeat_the_clip_and_its_annotations(tmp_path: Path) -> None:
+    """ProReady-QA's papers' videos are 30-60 minutes long: a clip played k times is a video of
+    real frames whose annotations repeat every clip length."""
+    import yaml
+
+    from core.media.video import probe_video
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_proready_demo
+
+    make_proready_demo.make_corpus(tmp_path / "raw")
+    summary = replicate(tmp_path / "raw", tmp_path / "long", "proready", 1, long_minutes=2)
+    # vtest.avi (79.5 s) twice, bikes.mp4 (10 s) twelve times; tree.avi's header claims more
+    # frames than decode (a concatenation would not keep its timeline): left as it is
+    assert summary["long_videos_s"] == {"vtest": 159.0, "bikes": 120.0}
+    root = tmp_path / "long" / "proready"
+    assert probe_video(root / "video" / "vtest.avi").duration_s == 159.0
+    doc = yaml.safe_load((root / "manifest.yaml").read_text())
+    vtest = next(v for v in doc["videos"] if v["video_id"] == "vtest")
+    assert [(a["start"], a["end"]) for a in vtest["annotations"]["actions"]] == [
+        (51.0, 58.0), (59.0, 70.0), (71.0, 77.0), (130.5, 137.5), (138.5, 149.5), (150.5, 156.5)]
+    assert (vtest["annotations"]["goal"]["start"], vtest["annotations"]["goal"]["end"]) == (67.0, 70.0)
+    # the demo corpus itself is untouched (its videos were hard links)
+    assert probe_video(tmp_path / "raw" / "proready" / "video" / "vtest.avi").duration_s == 79.5
