@@ -266,38 +266,35 @@ def replicate_ego4d(src: Path, dst: Path, n: int, copy: Copier) -> int:
                 rec["s3_path"] = rec["s3_path"].replace(v["video_uid"], rec["video_uid"])
             videos.append(rec)
     _write_json(dst / "v2/ego4d.json", {**meta, "videos": videos})
-    manifest = src / "v2/full_scale/manifest.csv"
-    if manifest.is_file():
-        rows = list(csv.reader(io.StringIO(manifest.read_text(encoding="utf-8"), newline="")))
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(rows[0])
-        for k in range(n):
-            for row in rows[1:]:
-                uid = row[0]
-                writer.writerow([new_id(uid, k), *(c.replace(uid, new_id(uid, k)) for c in row[1:])])
-        (dst / "v2/full_scale/manifest.csv").parent.mkdir(parents=True, exist_ok=True)
-        (dst / "v2/full_scale/manifest.csv").write_text(out.getvalue(), encoding="utf-8")
+    def renamed_row(row: list[str], k: int) -> list[str]:  # the uid, also inside the S3 path
+        return [new_id(row[0], k), *(c.replace(row[0], new_id(row[0], k)) for c in row[1:])]
+
+    replicate_csv(src / "v2/full_scale/manifest.csv", dst / "v2/full_scale/manifest.csv", n, renamed_row)
     _copy_videos(src, dst, "v2/full_scale", n, copy)
     return len(videos)
 
 
+def replicate_csv(src: Path, dst: Path, n: int, row_for: Callable[[list[str], int], list[str]]) -> int:
+    """A CSV file with a header row: its rows N times, ``row_for(row, k)`` giving replica k's;
+    returns the rows written (0 when ``src`` is not there)."""
+    if not src.is_file():
+        return 0
+    rows = list(csv.reader(io.StringIO(src.read_text(encoding="utf-8"), newline="")))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(rows[0])
+    body = [row_for(row, k) if row else row for k in range(n) for row in rows[1:]]
+    writer.writerows(body)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text(out.getvalue(), encoding="utf-8")
+    return len(body)
+
+
 def replicate_charades(src: Path, dst: Path, n: int, copy: Copier) -> int:
-    rows_written = 0
-    for name in ("Charades_v1_train.csv", "Charades_v1_test.csv"):
-        path = src / "Charades" / name
-        if not path.is_file():
-            continue
-        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(rows[0])
-        for k in range(n):
-            for row in rows[1:]:
-                writer.writerow([new_id(row[0], k), *row[1:]] if row else row)
-                rows_written += 1
-        (dst / "Charades" / name).parent.mkdir(parents=True, exist_ok=True)
-        (dst / "Charades" / name).write_text(out.getvalue(), encoding="utf-8")
+    rows_written = sum(
+        replicate_csv(src / "Charades" / name, dst / "Charades" / name, n,
+                      lambda row, k: [new_id(row[0], k), *row[1:]])
+        for name in ("Charades_v1_train.csv", "Charades_v1_test.csv"))
     _link_rest(src, dst, ("Charades/Charades_v1_classes.txt",))
     _copy_videos(src, dst, "Charades_v1_480", n, copy)
     return rows_written

@@ -41,6 +41,7 @@ from pipelines.common.video_sources.base import (
     NativeVideo,
     VideoDataset,
     interval,
+    listed_once,
     repeated_key,
     repeated_keys,
     seconds,
@@ -128,9 +129,7 @@ class ActivityNetCaptions(VideoDataset):
         item = self.item(vid)
         rel = in_files[0]
         for f in in_files:
-            if key in repeated_keys(docs[f]):
-                raise BadInput(f, key, "the video is listed twice in this file (JSON keeps only "
-                                       "the last, so which annotation is meant is unknown)", item)
+            listed_once(docs[f], key, f, item)
         if "train.json" in in_files and len(in_files) > 1:
             raise BadInput(in_files[1], key, f"video also in train.json: {key}; a video belongs to "
                                              "one split", item)

@@ -223,6 +223,14 @@ def repeated_keys(value: Any) -> tuple[str, ...]:
     return value.repeated if isinstance(value, _Repeats) else ()
 
 
+def listed_once(doc: Any, key: str, file: str, item: str, what: str = "annotation is") -> None:
+    """BadInput when the JSON object ``doc`` of ``file`` held the video ``key`` more than once:
+    ``json`` keeps the last entry without a word, so which ``what`` the file meant is unknown."""
+    if key in repeated_keys(doc):
+        raise BadInput(file, key, f"the video is listed twice in this file (JSON keeps only the last, "
+                                  f"so which {what} meant is unknown)", item)
+
+
 def repeated_key(value: Any, where: str) -> str | None:
     """The path (``<where>.<key>``) of the first key held twice in ``value`` or any object
     inside it, else ``None``: a reader rejects that record instead of using whichever value

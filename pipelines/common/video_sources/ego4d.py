@@ -56,8 +56,8 @@ from pipelines.common.video_sources.base import (
     NativeSpan,
     NativeVideo,
     VideoDataset,
+    listed_once,
     repeated_key,
-    repeated_keys,
     seconds,
     text_field,
 )
@@ -188,9 +188,7 @@ class Ego4D(VideoDataset):
     def _video(self, uid: str, narrations: dict[str, Any], meta: dict[str, tuple[int, Any] | BadInput],
                files: dict[str, list[str]]) -> NativeVideo | NativeFiltered:
         item, rel = self.item(uid), NARRATIONS
-        if uid in repeated_keys(narrations):
-            raise BadInput(rel, uid, "the video is listed twice in this file (JSON keeps only the "
-                                     "last, so which narrations are meant is unknown)", item)
+        listed_once(narrations, uid, rel, item, "narrations are")
         entry = narrations[uid]
         if not isinstance(entry, dict):
             raise BadInput(rel, uid, "must be an object {narration_pass_1, narration_pass_2, status}",

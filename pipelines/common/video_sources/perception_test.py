@@ -58,8 +58,8 @@ from pipelines.common.video_sources.base import (
     NativeSpan,
     NativeVideo,
     VideoDataset,
+    listed_once,
     repeated_key,
-    repeated_keys,
     text_field,
 )
 
@@ -255,9 +255,7 @@ class PerceptionTest(VideoDataset):
         item = self.item(key)
         rel = in_files[0]
         for f in in_files:
-            if key in repeated_keys(docs[f]):
-                raise BadInput(f, key, "the video is listed twice in this file (JSON keeps only the "
-                                       "last, so which annotation is meant is unknown)", item)
+            listed_once(docs[f], key, f, item)
         if len(in_files) > 1:
             raise BadInput(in_files[1], key, f"video {key} is also in {in_files[0]}; a video belongs "
                                              "to one split", item)
