@@ -12,7 +12,8 @@ the gate (``benchforge check`` and every build before it publishes) also runs th
   derived from the release again (:func:`verify_croissant`);
 * :func:`decode_media` — every image embedded in a Parquet file (any column whose Hugging Face
   feature is ``Image``, at any depth of lists and structs) and every image or video file of the
-  release is decoded in full, as ``datasets`` or a player would. The one exception is the build's
+  release is decoded in full, as ``datasets`` or a player would (bytes that recur in a release
+  are decoded once and counted at each occurrence). The one exception is the build's
   own gate: an embedded image whose sha256 is among the bytes the build already decoded in full
   where it made them (``core.blobs.decoded_digests``) is checked without decoding it a second
   time — its format is still checked against its name — and counted as *proven*. Decoding is a function
@@ -193,21 +194,40 @@ class MediaCheck:
 PROVEN = "proven"  # _decode_embedded's answer for bytes checked by header against a proof
 
 
-def _decode_embedded(item: tuple[str, Any], proven: Collection[str] = ()) -> str | None:
+# (sha256 digest, the stored name's extension) → the first check's answer: None (decoded),
+# PROVEN, or (the reason,). Shared by the files of one gate run (module doc of decode_media).
+Outcomes = dict[tuple[bytes, str], "str | tuple[str] | None"]
+
+
+def _decode_embedded(item: tuple[str, Any], proven: Collection[str] = (),
+                     outcomes: Outcomes | None = None) -> str | None:
     """None when the embedded image decodes (with its stored ``path``), :data:`PROVEN` when its
-    bytes are among ``proven`` and its header and format check out, else the reason."""
+    bytes are among ``proven`` and its header and format check out, else the reason.
+
+    Bytes already checked under a name with the same extension (``outcomes``) get the same answer
+    without a second decode: the answer is a function of the bytes and of the extension they are
+    checked against, and nothing else."""
     where, image = item
     image = image or {}
     data = image.get("bytes") or b""
-    known = bool(proven) and hashlib.sha256(data).hexdigest() in proven
-    try:
-        verify_image(data, image.get("path") or where, field=where, full=not known)
-        return PROVEN if known else None
-    except BadInput as err:
-        return f"{where}: {err.reason}"
+    name = image.get("path") or where
+    digest = hashlib.sha256(data)
+    key = (digest.digest(), posixpath.splitext(name)[1].lower())
+    outcome = outcomes.get(key, False) if outcomes is not None else False
+    if outcome is False:
+        known = bool(proven) and digest.hexdigest() in proven
+        try:
+            verify_image(data, name, field=where, full=not known)
+            outcome = PROVEN if known else None
+        except BadInput as err:
+            outcome = (err.reason,)
+        if outcomes is not None:
+            outcomes[key] = outcome
+    return f"{where}: {outcome[0]}" if isinstance(outcome, tuple) else outcome
 
 
-def _check_file(release: Path, rel: str, proven: Collection[str]) -> MediaCheck:
+def _check_file(release: Path, rel: str, proven: Collection[str],
+                outcomes: Outcomes | None = None) -> MediaCheck:
     """The media check of one listed file (a Parquet file's embedded images, or an image or
     video file); a file that cannot be read is a finding, not a crash."""
     from core.media.video import probe_video
@@ -218,7 +238,7 @@ def _check_file(release: Path, rel: str, proven: Collection[str]) -> MediaCheck:
     try:
         if ext == ".parquet":
             for item in _parquet_images(path):
-                reason = _decode_embedded(item, proven)
+                reason = _decode_embedded(item, proven, outcomes)
                 if reason not in (None, PROVEN):
                     found.problems.append(Problem("decode", rel, reason))
                     continue
@@ -242,7 +262,9 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
     """Decode every embedded image and every image / video file the manifest lists. An embedded
     image is decoded with its stored ``path``, so bytes of another format than its name says
     fail too; one whose sha256 is in ``proven`` (bytes the build decoded in full where it made them)
-    has its header and format checked and is not decoded again.
+    has its header and format checked and is not decoded again. Bytes that recur — a video's
+    stream frames are embedded in every sample of that video, and in every subtype's file — are
+    decoded once per run and counted at every occurrence (:func:`_decode_embedded`).
 
     ``threads`` > 1 checks that many files at once, the largest first (reading Parquet, hashing
     and decoding release the GIL; the gate runs after the pipeline, so a build with two workers
@@ -251,7 +273,7 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
     the pool's own bookkeeping. Findings keep the files' order, so the report does not depend on
     ``threads``."""
     rels = [f["path"] for f in listed if (release / f["path"]).is_file()]  # missing: verify_files
-    check = partial(_check_file, release, proven=proven)
+    check = partial(_check_file, release, proven=proven, outcomes={})
     if threads > 1 and len(rels) > 1:
         size = {f["path"]: int(f.get("bytes") or 0) for f in listed}
         with ThreadPoolExecutor(threads) as pool:

@@ -100,6 +100,43 @@ def test_proven_bytes_are_not_decoded_again_but_other_bytes_are(release: Path) -
     assert [p.path.split("/")[1] for p in spared.problems] == ["rod"]
 
 
+def test_recurring_bytes_are_decoded_once_and_counted_and_reported_at_each_place(
+        release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A video benchmark embeds a video's frames in every sample of it: the gate decodes each
+    distinct bytes once (under one extension) yet counts every occurrence, reports a bad frame
+    wherever it recurs, and still fails good bytes under a name of another format."""
+    import exports.integrity as integrity
+
+    coco = next((release / "data" / "coco").glob("*.parquet"))
+    table = pq.read_table(coco)
+    rows = table.to_pylist()
+    garbage = b"\xff\xd8\xff\xe0 garbage, not a JPEG " * 20
+    rows[0]["frames"][1]["bytes"] = rows[-1]["frames"][0]["bytes"] = garbage
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), coco)
+    rod = next((release / "data" / "rod").glob("*.parquet"))
+    table = pq.read_table(rod)
+    rows = table.to_pylist()
+    first = rows[0]["frames"][0]
+    rows[0]["frames"][1] = {"bytes": first["bytes"], "path": first["path"].replace(".png", ".jpg")}
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), rod)
+    listed = file_inventory(release)
+    images = [(f["path"], f) for p in sorted(release.rglob("*.parquet"))
+              for r in pq.read_table(p).to_pylist() if "frames" in r for f in r["frames"]]
+    distinct = {(hashlib.sha256(f["bytes"]).digest(), Path(f["path"]).suffix) for _, f in images}
+    assert len(distinct) == len(images) - 1  # the garbage recurs; the renamed copy is distinct
+    calls = []
+    real = integrity.verify_image
+    monkeypatch.setattr(integrity, "verify_image", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    for threads in (1, 3):
+        calls.clear()
+        media = decode_media(release, listed, threads=threads)
+        assert len(calls) == len(distinct) or threads > 1  # threads may race to the same bytes
+        assert media.decoded == len(images) - 3
+        found = sorted((p.path.split("/")[1], p.detail.split(": ")[0]) for p in media.problems)
+        assert [env for env, _ in found] == ["coco", "coco", "rod"]
+        assert found[0][1] != found[1][1]  # each occurrence named by its own row
+
+
 def test_garbage_frame_bytes_fail_the_sha256_check(release: Path, capsys) -> None:
     path, _ = garble_frame(release)
     code, out = check(release, capsys)
