@@ -36,7 +36,10 @@ with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates i
 state; released samples for ``release``), ``wall s`` (median of ``--repeat``), ``s/video min``,
 ``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``disk MB`` (the most the
 output's file system filled during the build), ``floor s`` / ``×floor`` (decoding, plus the
-review copies for ``pending``, the stage that makes them), ``RSS×``
+review copies for ``pending``, the stage that makes them), ``floor w s`` (rows with w > 1:
+the same floor split over w processes at once, the slowest one's seconds), ``ceiling``
+(floor s / floor w s: what w processes gain over one for this work on this machine now),
+``speedup`` (the 1-worker build's wall / this one's), ``sp/ceil`` (speedup / ceiling), ``RSS×``
 and ``s/min×`` (against the smallest scale of the same stage and worker count), ``load`` (1-minute
 load average at the start: other work on the machine). Absolute seconds depend on the machine and
 its load; the ratios are what to compare.
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -54,6 +58,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -85,6 +90,10 @@ class Row:
     peak_procs: int = 0
     floor_s: float | None = None
     over_floor: float | None = None
+    floor_w_s: float | None = None  # the same floor split over w processes at once (w > 1)
+    floor_speedup: float | None = None  # floor_s / floor_w_s: this machine's ceiling for w workers
+    speedup: float | None = None  # the 1-worker row's wall / this row's (w > 1)
+    speedup_over_ceiling: float | None = None  # speedup / floor_speedup
     s_per_video_min: float | None = None
     rss_ratio: float | None = None
     time_ratio: float | None = None
@@ -167,7 +176,8 @@ def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
 def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
     """(decode seconds, review-copy seconds, decoded minutes): decode each video once as the
     build must, and make its browser copy (module doc), one process."""
-    from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video, transcode_for_browser
+    from core.media.browser import transcode_for_browser
+    from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video
 
     minutes = decode_s = review_s = 0.0
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
@@ -182,6 +192,34 @@ def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
             transcode_for_browser(video, Path(tmp) / f"{k}.mp4")
             review_s += time.perf_counter() - started
     return decode_s, review_s, minutes
+
+
+def _floor_share(videos: list[Path], benchmark: str, start: Any, results: Any) -> None:
+    import core.media.browser  # noqa: F401 - imported before the clock starts, as in the build
+    import core.media.video  # noqa: F401
+
+    start.wait()
+    decode_s, review_s, _ = floor(videos, benchmark)
+    results.put((decode_s, review_s))
+
+
+def parallel_floor(videos: list[Path], benchmark: str, processes: int) -> tuple[float, float]:
+    """(decode seconds, decode + review-copy seconds) of the slowest of ``processes`` processes
+    that share the floor's videos (every n-th each) and start together. Why: what n processes
+    gain over one for exactly this work, on this machine at this time, is the ceiling a build's
+    own speed-up with n workers is compared with (a VM's second vCPU may be worth well under a
+    core, and an encoder may already use both). Spawned, not forked: OpenCV's threads do not
+    survive a fork."""
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Barrier(processes), ctx.Queue()
+    procs = [ctx.Process(target=_floor_share, args=(videos[k::processes], benchmark, start, results))
+             for k in range(processes)]
+    for proc in procs:
+        proc.start()
+    shares = [results.get() for _ in procs]
+    for proc in procs:
+        proc.join()
+    return max(d for d, _ in shares), max(d + r for d, r in shares)
 
 
 # -- one scale ------------------------------------------------------------------------------------
@@ -228,11 +266,19 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
         videos = candidate_videos(state, args.benchmark, raw)
         log(f"{args.benchmark} {n}x: measuring the floor over {len(videos)} videos")
         decode_s, review_s, minutes = floor(videos, args.benchmark)
+        split = {w: parallel_floor(videos, args.benchmark, w) for w in args.workers if w > 1}
+        one = {r.stage: r for r in rows if r.workers == 1 and r.status == "ok"}
         for r in rows:
             r.videos, r.video_minutes = len(videos), minutes
             if r.status == "ok" and r.stage != "train":  # the training split reads other videos
                 r.floor_s = decode_s + (review_s if r.stage == "pending" else 0.0)
                 r.over_floor = r.wall_s / r.floor_s
+                if r.workers in split:
+                    r.floor_w_s = split[r.workers][r.stage == "pending"]
+                    r.floor_speedup = r.floor_s / r.floor_w_s
+                    if r.stage in one:
+                        r.speedup = one[r.stage].wall_s / r.wall_s
+                        r.speedup_over_ceiling = r.speedup / r.floor_speedup
             if r.status == "ok" and minutes:
                 r.s_per_video_min = r.wall_s / minutes
     if not args.keep:
@@ -289,7 +335,8 @@ def add_ratios(rows: list[Row]) -> None:
 def render(rows: list[Row]) -> str:
     head = (f"{'scale':>5} {'stage':>8} {'w':>2} {'videos':>6} {'video min':>9} {'samples':>7} "
             f"{'wall s':>8} {'s/vmin':>7} {'RSS MB':>7} {'disk MB':>8} {'floor s':>8} {'xfloor':>6} "
-            f"{'RSS x':>6} {'s/min x':>7} {'load':>5}  status")
+            f"{'RSS x':>6} {'s/min x':>7} {'floor w s':>9} {'ceiling':>7} {'speedup':>7} {'sp/ceil':>7} "
+            f"{'load':>5}  status")
     lines = [head]
 
     def opt(v: float | None, fmt: str) -> str:
@@ -300,7 +347,9 @@ def render(rows: list[Row]) -> str:
             f"{r.scale:>5} {r.stage:>8} {r.workers:>2} {r.videos:>6} {r.video_minutes:>9.1f} {r.samples:>7} "
             f"{r.wall_s:>8.1f} {opt(r.s_per_video_min, '.2f'):>7} {r.peak_rss_mb:>7.0f} "
             f"{r.peak_disk_mb:>8.0f} {opt(r.floor_s, '.1f'):>8} {opt(r.over_floor, '.2f'):>6} "
-            f"{opt(r.rss_ratio, '.2f'):>6} {opt(r.time_ratio, '.2f'):>7} {r.load_avg_1m:>5.1f}  {r.status}")
+            f"{opt(r.rss_ratio, '.2f'):>6} {opt(r.time_ratio, '.2f'):>7} {opt(r.floor_w_s, '.1f'):>9} "
+            f"{opt(r.floor_speedup, '.2f'):>7} {opt(r.speedup, '.2f'):>7} "
+            f"{opt(r.speedup_over_ceiling, '.2f'):>7} {r.load_avg_1m:>5.1f}  {r.status}")
     for r in rows:
         if r.stderr_tail:
             lines.append(f"--- {r.scale}x {r.stage} w{r.workers}: {r.status}")

@@ -40,6 +40,9 @@ class BuildContext:
     # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
     splits: tuple[str, ...] = ("test",)
     skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # unreadable sources left out
+    # the processes the build may use here (the pipeline's local workers): the work the driver
+    # does after the pipeline (review copies, the release gate) uses as many threads
+    workers: int = 1
 
     @property
     def version(self) -> str:

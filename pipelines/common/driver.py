@@ -313,7 +313,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     config = benchmark.check_config(load_config(args.config), args.config)
     asked = getattr(args, "split", benchmark.split)
     ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args,
-                       splits=tuple(dict.fromkeys((benchmark.split, asked))))
+                       splits=tuple(dict.fromkeys((benchmark.split, asked))),
+                       workers=local_workers(beam_args))
     provenance: dict[str, Any] | None = None  # the decisions' log head / imported file, for the manifest
     if benchmark.reviewed and args.decisions is not None:
         from annotation.decision_log import (
@@ -408,7 +409,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             write_manifest(staging, manifest)
         quality = gate(benchmark, staging, manifest, label=release_label(manifest),
                        reports=staging / "reports",
-                       threads=local_workers(beam_args), proven=proven)
+                       threads=ctx.workers, proven=proven)
         if not quality.success:
             raise ReleaseError(f"the gate failed: {gate_summary(quality)}")
         manifest["quality"] = {"success": True, "expectations": len(quality.checks),

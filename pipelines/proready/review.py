@@ -214,31 +214,31 @@ def decide(item: dict[str, Any], decisions: list[dict[str, Any]], panel_size: in
 
 
 def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: str, kind: str,
-                 roots: dict[str, str] | None = None) -> tuple[dict[str, str], str | None]:
+                 roots: dict[str, str] | None = None, threads: int = 1
+                 ) -> tuple[dict[str, str], str | None]:
     """Video id → media path for the review tasks, and the media root they are relative to
     (None: the state's ``media/`` folder, where ``folder`` goes).
 
     ``mp4`` (the default, ``review.media`` in configs/proready.yaml) / ``webm``: a
     browser-playable copy per video under ``media/proready/`` (H.264 / VP9; docs/label_studio.md:
     browsers do not play mp4v or AVI — Label Studio shows "error rendering your video" or spins
-    forever), transcoded with :func:`core.media.video.transcode_for_browser`, which keeps the
+    forever), transcoded with :func:`core.media.browser.transcode_for_browser`, which keeps the
     real timeline so the reviewers' timestamps are the source's. ``source``: the source videos as
     they are, only for sources that are already H.264 mp4 / webm. ``roots``: where a video
     dataset's ``<dataset>/<path>`` lies (:func:`pipelines.proready.native.video_path`), when a
-    dataset is read from elsewhere than ``<source_root>/<dataset>``."""
+    dataset is read from elsewhere than ``<source_root>/<dataset>``. ``threads`` copies are made
+    at once (the build's workers)."""
     videos = {c["video_id"]: c["video_file"] for c in candidates}
     if kind == "source":
         return videos, source_root
     if kind not in ("webm", "mp4"):
         raise SystemExit(f"review media must be source, webm or mp4, got {kind!r}")
-    from core.media.video import transcode_for_browser
+    from core.media.browser import BrowserCopy, browser_copies
 
     folder.mkdir(parents=True, exist_ok=True)  # the state's media/, even with no candidate
-    out = {}
-    for vid, rel in sorted(videos.items()):
-        out[vid] = f"{BENCHMARK}/{vid}.{kind}"
-        src = Path(video_path(roots, rel)) if roots else Path(source_root) / rel
-        transcode_for_browser(src, folder / out[vid], source_file=rel)
+    out = {vid: f"{BENCHMARK}/{vid}.{kind}" for vid in sorted(videos)}
+    browser_copies([BrowserCopy(video_path(roots, videos[vid]) if roots else Path(source_root) / videos[vid],
+                                folder / out[vid], videos[vid]) for vid in out], threads)
     return out, None
 
 
@@ -251,7 +251,8 @@ def pending_review(ctx: BuildContext) -> PendingReview:
                    key=lambda c: c["id"])
     kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
     media_dir = ctx.staging / "_build" / "media"
-    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind, ctx.state.get("roots"))
+    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind, ctx.state.get("roots"),
+                                     threads=ctx.workers)
     return PendingReview(
         candidates=cands,
         units=[review_candidate(c, [media[c["video_id"]]]) for c in cands],

@@ -159,20 +159,18 @@ def video_file(cand: dict[str, Any], raw_root: str, dataset_roots: dict[str, str
 
 
 def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Path,
-                  dataset_roots: dict[str, str] | None = None) -> list[str]:
-    """Browser-playable copies of each candidate's video (:func:`media_name`); existing copies
-    are kept. Returns the paths written."""
-    from core.media.video import transcode_for_browser
+                  dataset_roots: dict[str, str] | None = None, threads: int = 1) -> list[str]:
+    """Browser-playable copies of each candidate's video (:func:`media_name`), ``threads`` at
+    once; existing copies are kept. Returns the paths written."""
+    from core.media.browser import BrowserCopy, browser_copies
 
-    done = []
+    copies: dict[Path, BrowserCopy] = {}
     for c in cands:
         dst = media_root / media_name(c)
-        if dst.exists():
-            continue
-        transcode_for_browser(video_file(c, raw_root, dataset_roots or {}), dst,
-                              source_file=c["source_file"])
-        done.append(str(dst))
-    return done
+        if dst not in copies and not dst.exists():
+            copies[dst] = BrowserCopy(video_file(c, raw_root, dataset_roots or {}), dst, c["source_file"])
+    browser_copies(list(copies.values()), threads)
+    return [str(dst) for dst in copies]
 
 
 def pending_review(ctx: BuildContext) -> PendingReview:
@@ -187,7 +185,7 @@ def pending_review(ctx: BuildContext) -> PendingReview:
     if not ctx.args.no_review_media:
         media = Path(tempfile.mkdtemp(prefix="media-", dir=ctx.staging))
         prepare_media(cands, ctx.state["root"], media,
-                      {name: root for name, root, _ in ctx.state.get("datasets") or ()})
+                      {name: root for name, root, _ in ctx.state.get("datasets") or ()}, ctx.workers)
     sources, videos = release_sources(ctx)
     status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
               "review_round": ctx.review_round(BENCHMARK)}

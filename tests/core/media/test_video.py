@@ -28,7 +28,6 @@ from core.media.video import (
     reject_truncated,
     resize_max_side,
     sniff_container,
-    transcode_for_browser,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -341,44 +340,6 @@ def test_random_empty_missing(tmp_path: Path) -> None:
         causal_frames_bytes(b"", "raw/empty.avi", field="video")
     assert (err.value.source_file, err.value.field) == ("raw/empty.avi", "video")
     assert err.value.reason == "empty file (0 bytes); decodes 0 frames"
-
-
-# ------------------------------------------------------------------------------- transcode
-
-
-def test_transcode_opencv_vp8_keeps_the_real_timeline(media: dict[str, Path], tmp_path: Path) -> None:
-    out = transcode_for_browser(media["tree.avi"], tmp_path / "tree.webm", use_ffmpeg=False)
-    # 68 sparse frames become a constant 15 fps stream of the same 29.6 s length
-    assert out.decodable_frames == 444
-    assert out.duration_s == pytest.approx(29.6, abs=0.07)
-    cap = cv2.VideoCapture(str(tmp_path / "tree.webm"))
-    fourcc = int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").decode("ascii", "replace")
-    cap.release()
-    assert fourcc.upper().startswith("VP8")
-
-
-def test_transcode_ffmpeg_h264(media: dict[str, Path], tmp_path: Path, ffmpeg: str) -> None:
-    out = transcode_for_browser(media["carphone_distorted.mp4"], tmp_path / "carphone.mp4")
-    assert out.decodable_frames == 120
-    assert out.duration_s == pytest.approx(120 / (30000 / 1001), abs=0.01)
-    codec = subprocess.run(
-        [
-            "ffprobe",
-            "-v",
-            "error",
-            "-select_streams",
-            "v",
-            "-show_entries",
-            "stream=codec_name,pix_fmt",
-            "-of",
-            "csv=p=0",
-            str(tmp_path / "carphone.mp4"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert codec == "h264,yuv420p"
 
 
 # ------------------------------------------------------------------- content against name
