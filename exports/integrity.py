@@ -269,8 +269,8 @@ def decode_media(release: Path, listed: list[dict[str, Any]], threads: int = 1,
     ``threads`` > 1 checks that many files at once, the largest first (reading Parquet, hashing
     and decoding release the GIL; the gate runs after the pipeline, so a build with two workers
     would otherwise check on one core). One task per file, not per image: with one future per
-    image, two threads were slower than one (3.3 s against 2.6 s on a 100× release), all of it
-    the pool's own bookkeeping. Findings keep the files' order, so the report does not depend on
+    image, two threads were slower than one, all of it the pool's own bookkeeping
+    (docs/scaling.md). Findings keep the files' order, so the report does not depend on
     ``threads``."""
     rels = [f["path"] for f in listed if (release / f["path"]).is_file()]  # missing: verify_files
     check = partial(_check_file, release, proven=proven, outcomes={})

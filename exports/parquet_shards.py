@@ -230,18 +230,3 @@ def write_packed_shard(path: str, packed: Iterable[Packed], schema: RecordSchema
         FileSystems.mkdirs(parent)
     with FileSystems.create(path) as fh:
         return write_rows(ordered_packed(packed, schema, unique), schema, fh, finish)
-
-
-def write_group(root: str, group: str, records: list[dict[str, Any]], schema: RecordSchema,
-                split: str, unique: bool = True) -> list[dict[str, Any]]:
-    """Shard and write one group (``data/<config>``, ``filtered``…) in this process; returns one
-    fact dict per file (path relative to ``root``, rows, bytes, sha256)."""
-    shards = num_shards(sum(record_bytes(r) for r in records))
-    parts: list[list[dict[str, Any]]] = [[] for _ in range(shards)]
-    for r in records:
-        parts[shard_of(row_key(r, schema), shards)].append(r)
-    out = []
-    for index, part in enumerate(parts):
-        rel = f"{group}/{shard_name(split, index, shards)}"
-        out.append({"path": rel, **write_shard(f"{root}/{rel}", part, schema, unique)})
-    return out

@@ -23,33 +23,12 @@ import argparse
 import json
 import os
 import sys
-from importlib import import_module
 from pathlib import Path
 
-from pipelines.common.benchmark import Benchmark
+from pipelines.registry import BENCHMARKS, benchmark
 
-PIPELINES = Path(__file__).resolve().parent
 REVIEW_PROG = "benchforge review"  # what `benchforge review --help` names the program
 BROKEN_PIPE = 141  # a shell's status for a command ended by SIGPIPE (128 + 13): entry()
-
-
-def discover(root: Path) -> list[str]:
-    """Every folder of ``root`` with a ``build.py`` is a benchmark, so a new benchmark folder
-    needs no line here; its Benchmark is imported on use (each pulls in its own dependencies)."""
-    return sorted(p.parent.name for p in root.glob("*/build.py"))
-
-
-BENCHMARKS = discover(PIPELINES)
-
-
-def benchmark(name: str) -> Benchmark:
-    if name not in BENCHMARKS:
-        raise SystemExit(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
-    found = [v for v in vars(import_module(f"pipelines.{name}.build")).values()
-             if isinstance(v, Benchmark) and v.name == name]
-    if len(found) != 1:
-        raise SystemExit(f"pipelines/{name}/build.py must define one Benchmark named {name!r}")
-    return found[0]
 
 
 def check_parser() -> argparse.ArgumentParser:

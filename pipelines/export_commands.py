@@ -44,28 +44,6 @@ def diff(argv: list[str]) -> int:
     return 1 if result.verdict == "too small" else 0
 
 
-REPO = Path(__file__).resolve().parent.parent
-BENCHFORGE_KEY = "benchforge"  # benchforge's own entry in CITATIONS.bib
-
-
-def citation(benchmark_name: str) -> str:
-    """The BibTeX entry of the paper that defines ``benchmark_name`` (CITATIONS.bib)."""
-    from exports.croissant import bibtex_entry
-    from pipelines.cli import benchmark
-
-    key = benchmark(benchmark_name).citation_key
-    return bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), key) if key else ""
-
-
-def card_citations(benchmark_name: str) -> list[str]:
-    """What a release card asks its readers to cite: the paper of ``benchmark_name``
-    (:func:`citation`), then benchforge, which built the release (both from CITATIONS.bib)."""
-    from exports.croissant import bibtex_entry
-
-    own = bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), BENCHFORGE_KEY)
-    return [entry for entry in (citation(benchmark_name), own) if entry]
-
-
 def croissant_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchforge export croissant", description=croissant.__doc__)
     parser.add_argument("release", type=Path, help="the release folder (holds manifest.json)")
@@ -80,11 +58,13 @@ def croissant(argv: list[str]) -> int:
     paths are relative to the JSON file)."""
     from exports.croissant import write_croissant
     from exports.release_files import read_release
+    from pipelines.common.citations import citation
+    from pipelines.registry import benchmark
 
     args = croissant_parser().parse_args(argv)
     try:
         path = write_croissant(args.release, args.folder,
-                               citation=citation(read_release(args.release).benchmark))
+                               citation=citation(benchmark(read_release(args.release).benchmark).citation_key))
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2

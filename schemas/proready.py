@@ -20,7 +20,7 @@ its ``ask_time_s`` and sees nothing else of the record (the video itself is read
 frame on screen at t — ``core/media/video.causal_frames``); ``gold_turns`` (the reviewed turns:
 answers, evidence windows, cues) is for scoring only, never model input. The release's quality
 suite checks that ``questions`` at every t is what the item truncated at t gives
-(``pipelines/proready/release.py``).
+(``pipelines/proready/released.py``).
 """
 
 from schemas.core import Field, ListOf, RecordSchema, StructOf

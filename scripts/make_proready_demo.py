@@ -146,7 +146,7 @@ def _decision(item: dict, reviewer: str, decision: str, comment: str = "") -> di
 
 def make_decisions(review: Path, out: Path) -> tuple[Path, Path]:
     sys.path.insert(0, str(REPO))
-    from pipelines.proready.review import content_hash
+    from pipelines.proready.content import content_hash
 
     items = sorted((json.loads(line) for line in (review / "candidates.jsonl").read_text().splitlines()),
                    key=lambda i: i["id"])

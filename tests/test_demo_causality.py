@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipelines.proready.release import check_times, question_violations
+from pipelines.proready.released import check_times, question_violations
 from pipelines.streamvibe.causality import pointwise_violations, stream_violations
 from pipelines.streamvibe.quality import read_release
 from tests.support.demo import DemoReleases

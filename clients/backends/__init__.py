@@ -10,32 +10,10 @@ scrubbed from any server message. SDK-level retries are off, so every attempt is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
-from clients.request import Request
+from clients.backends.base import Answer, Backend, scrub
 from clients.settings import ModelSpec
 
-
-@dataclass(frozen=True)
-class Answer:
-    raw: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class Backend(Protocol):
-    async def send(self, spec: ModelSpec, request: Request) -> Answer: ...
-
-    async def aclose(self) -> None: ...
-
-
-def scrub(text: str, secret: str) -> str:
-    """``text`` without ``secret`` (servers echo request data in error messages), at most 300
-    characters."""
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return text[:300]
+__all__ = ["Answer", "Backend", "connect", "scrub"]
 
 
 def connect(spec: ModelSpec, timeout_s: float) -> Backend:

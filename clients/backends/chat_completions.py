@@ -21,7 +21,7 @@ import base64
 import json
 from typing import Any
 
-from clients.backends import Answer, scrub
+from clients.backends.base import Answer, scrub
 from clients.errors import FatalError, RetryableError
 from clients.media import as_supported_image
 from clients.request import Request

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clients.backends import Answer, scrub
+from clients.backends.base import Answer, scrub
 from clients.errors import FatalError, RetryableError
 from clients.media import as_supported_image
 from clients.request import Request

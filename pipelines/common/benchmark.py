@@ -190,21 +190,6 @@ class Benchmark:
     # pipeline starts (pipelines/common/warm_workers.py)
     worker_modules: tuple[str, ...] = ()
 
-    def run(self, argv: list[str] | None = None) -> Path:
-        """Build this benchmark (:func:`pipelines.common.driver.run`)."""
-        from pipelines.common import driver
-
-        return driver.run(self, argv)
-
-    def main(self) -> None:
-        """``python -m pipelines.<benchmark>``: :meth:`run` with a one-line error; a finished
-        build ends its process without interpreter teardown (core/process_end.py)."""
-        from core.process_end import end_process
-        from pipelines.common import driver
-
-        driver.main(self)
-        end_process(0)
-
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
         reviewed benchmarks, --decisions)."""
@@ -232,8 +217,11 @@ class Benchmark:
                      ) -> dict[str, tuple[str, int, list[str]]]:
         """Per configured source: the path it was read from, the samples (or review candidates)
         it yielded, and its counts groups. A source that yields none stops the build with that
-        path (a root one folder too high lists nothing), unless ``--allow-empty-sources``."""
-        return {}
+        path (a root one folder too high lists nothing), unless ``--allow-empty-sources``.
+
+        No default: a benchmark that left it out would silently skip that check. One whose
+        sources cannot be told apart says so by returning ``{}`` itself."""
+        raise NotImplementedError(f"{self.name} does not say what each source yielded (source_yield)")
 
     def data_prefix(self, group: str) -> str | None:
         """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""
@@ -267,14 +255,19 @@ class Benchmark:
                manifest: dict[str, Any]) -> list[Any]:
         """The great-expectations suites (:class:`exports.quality.Suite`) every release of this
         benchmark must pass — at build time before publishing, and in ``benchforge check``;
-        ``counts`` holds the evaluation split's groups."""
-        return []
+        ``counts`` holds the evaluation split's groups.
+
+        No default: a gate with no expectation would pass anything. A benchmark that has none
+        says so by returning ``[]`` itself."""
+        raise NotImplementedError(f"{self.name} defines no data-quality suites (suites)")
 
     def training_suites(self, release: Path, train: dict[str, Any],
                         counts: dict[str, dict[str, int]]) -> list[Any]:
         """The suites of a release's training split (``train``: the manifest's ``train`` facts,
-        ``counts``: every group)."""
-        return []
+        ``counts``: every group). No default, for the reason :meth:`suites` has none; only a
+        benchmark that publishes a training split is asked."""
+        raise NotImplementedError(f"{self.name} publishes a training split without its suites "
+                                  "(training_suites)")
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -392,17 +392,6 @@ class CountOutcomes(beam.PTransform):
         )
 
 
-class WriteFileList(beam.PTransform):
-    """The facts of every file the writers wrote → ``_build/files.json``."""
-
-    def __init__(self, staging: str) -> None:
-        super().__init__()
-        self.staging = staging
-
-    def expand(self, files):
-        return _flattened(files) | "Write" >> WriteJson(f"{self.staging}/_build/files.json")
-
-
 class WriteFilteredInputs(beam.PTransform):
     """Every :class:`Filtered` input → ``filtered_inputs/`` (FILTERED_INPUT records); a second
     split of a release writes its own under ``folder`` (e.g. ``filtered_inputs/train``)."""

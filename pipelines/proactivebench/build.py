@@ -184,4 +184,10 @@ class ProactiveBench(Benchmark):
 
 
 PROACTIVEBENCH = ProactiveBench()
-run = PROACTIVEBENCH.run
+
+
+def run(argv: list[str] | None = None) -> Path:
+    """Build proactivebench (:func:`pipelines.common.driver.run`); the release or pending-review folder."""
+    from pipelines.common.driver import run as build
+
+    return build(PROACTIVEBENCH, argv)

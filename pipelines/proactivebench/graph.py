@@ -35,10 +35,6 @@ class Graph:
     max_steps: int
 
 
-def _option_index(option_actions: list[str], action: str) -> int:
-    return option_actions.index(action)
-
-
 def build_graph(
     environment: str,
     num_frames: int,

@@ -26,7 +26,6 @@ from pipelines.common.transforms import (
     CountAs,
     CountOutcomes,
     ReadSources,
-    WriteFileList,
     WriteFilteredInputs,
     WriteJson,
     WriteRejections,
@@ -257,7 +256,6 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
              checked[REJECTED] | "CountSelfCheckRejected" >> CountAs("self_check_rejected")]
 
     episodes = checked.episodes
-    files = []
     if cfg.probes_config:
         probed = (
             episodes
@@ -272,21 +270,18 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         rejected_all.append(probed[REJECTED])
         tags += [probed[FILTERED] | "CountFiltered" >> CountAs("filtered"),
                  probed[REJECTED] | "CountLeakRejected" >> CountAs("leak_rejected")]
-        files.append(probed[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
-            cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered"))
+        probed[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
+            cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered")
 
     kept = episodes | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
     open_ended = kept | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment,
                                                              cfg.build.global_seed)
     tags.append(kept | "CountKept" >> CountAs("kept"))
-    files += [
-        kept | "WriteKept" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split,
-            finish=mark_open_ended, finish_inputs={"selected": AsDict(open_ended)}),
-        tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging),
-        tuple(filtered_inputs) | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging),
-    ]
-    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+    kept | "WriteKept" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split,
+        finish=mark_open_ended, finish_inputs={"selected": AsDict(open_ended)})
+    tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging)
+    tuple(filtered_inputs) | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
     tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     (
         items

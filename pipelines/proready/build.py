@@ -226,4 +226,10 @@ def _source_args(values: list[str]) -> tuple[str | None, dict[str, str]]:
 
 
 PROREADY = ProReady()
-run = PROREADY.run
+
+
+def run(argv: list[str] | None = None) -> Path:
+    """Build proready (:func:`pipelines.common.driver.run`); the release or pending-review folder."""
+    from pipelines.common.driver import run as build
+
+    return build(PROREADY, argv)

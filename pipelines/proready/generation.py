@@ -42,9 +42,9 @@ from pydantic import BaseModel, Field
 from clients import ModelClient, ModelsConfig, ModelSpec, Request
 from core.errors import BadInput, Rejection
 from core.media.video import causal_frames
+from pipelines.proready.content import content_hash
 from pipelines.proready.evidence import refine_window, validate_item
 from pipelines.proready.models import ask_json, model_settings
-from pipelines.proready.review import content_hash
 from pipelines.proready.sources import BENCHMARK, Span, VideoSource
 from pipelines.proready.templates import TemplateConfig, ask_before, item_id, template_candidates
 

@@ -31,7 +31,6 @@ from pipelines.common.transforms import (
     CountAs,
     CountOutcomes,
     ReadSources,
-    WriteFileList,
     WriteFilteredInputs,
     WriteJson,
     WriteRejections,
@@ -39,7 +38,7 @@ from pipelines.common.transforms import (
 )
 from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ROLES
-from pipelines.proready.release import release_record
+from pipelines.proready.released import release_record
 from pipelines.proready.review import apply_corrections, decide
 from pipelines.proready.sources import VIDEOS
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM
@@ -149,7 +148,6 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
     if not cfg.review:
         tags.append(candidates | "CountPending" >> CountAs("pending", lambda _: ITEMS))
         candidates | "WriteCandidates" >> WriteJson(f"{cfg.staging}/_build/candidates.json")
-        files = []
     else:
         corrections = p | "Corrections" >> beam.Create(sorted(cfg.corrections.items()))
         gated = (
@@ -163,16 +161,13 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
         rejected.append(gated[REJECTED])
         filtered.append(gated[FILTERED])
         gated[STATUS] | "WriteReviewStates" >> WriteJson(f"{cfg.staging}/_build/review.json")
-        files = [gated.kept | "ReleaseRecords" >> beam.Map(release_record)
-                 | "WriteKept" >> WriteShardedParquet(
-                     cfg.staging, lambda r: f"data/{r['task_type']}", RELEASED_ITEM, "test")]
-    files += [
-        tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
-            cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED),
-        tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging),
-        read["listing_filtered"] | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging),
-    ]
-    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+        (gated.kept | "ReleaseRecords" >> beam.Map(release_record)
+         | "WriteKept" >> WriteShardedParquet(
+             cfg.staging, lambda r: f"data/{r['task_type']}", RELEASED_ITEM, "test"))
+    (tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
+        cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED))
+    tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging)
+    read["listing_filtered"] | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
     tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     (
         read["items"]

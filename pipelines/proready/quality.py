@@ -36,7 +36,7 @@ from core.seeding import rng_for
 from exports.quality import Suite
 from pipelines.proready.evidence import temporal_iou
 from pipelines.proready.models import ask_json
-from pipelines.proready.release import question_violations
+from pipelines.proready.released import question_violations
 from schemas.proready import TASK_TYPES
 
 if TYPE_CHECKING:

@@ -32,40 +32,13 @@ import pyarrow.parquet as pq
 
 from annotation.approval import Status, check_release, statuses
 from core.errors import BadInput, Rejection
-from core.files import content_hash as _routing_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
+from pipelines.proready.content import TURN_FIELDS, content_hash, review_content
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.native import video_path
 from pipelines.proready.sources import BENCHMARK
-from schemas.proready import TURN
 
 RUBRIC = "proready"
-TURN_FIELDS = tuple(f.name for f in TURN.fields)
-
-
-def review_content(item: dict[str, Any]) -> dict[str, Any]:
-    """What reviewers see (rubric ``proready`` displays: video, ``turns``, ``evidence``); ``fps``
-    tells the ``<Video>`` player the real frame rate (it assumes 24 fps otherwise)."""
-    paragraphs = []
-    for t in item["turns"]:
-        ref = "" if t["refers_to"] < 0 else f" (follow-up on turn {t['refers_to']}, {t['dependency']})"
-        paragraphs.append({"role": f"Q{t['turn_index']} [{t['task_type'].upper()}]{ref}",
-                           "time": t["ask_time_s"], "text": t["question"]})
-        paragraphs.append({"role": f"A{t['turn_index']} (reference)", "time": t["t_s"],
-                           "text": t["answer"]})
-    evidence = [{k: t[k] for k in TURN_FIELDS if k not in ("question", "answer")}
-                for t in item["turns"]]
-    return {"id": item["id"], "video_id": item["video_id"], "video_sha256": item["video_sha256"],
-            "fps": item["video_fps"], "turns": paragraphs, "evidence": evidence,
-            "full_turns": [{k: t[k] for k in TURN_FIELDS} for t in item["turns"]]}
-
-
-def content_hash(item: dict[str, Any]) -> str:
-    """sha256 of :func:`review_content` exactly as :mod:`annotation.routing` hashes it, so the
-    decision log's ``content_hash`` compares with the item's."""
-    return _routing_hash(review_content(item))
-
-
 def review_candidate(item: dict[str, Any], media: list[str]) -> dict[str, Any]:
     return {"sample_id": item["id"], "version": int(item["version"]), "task_type": item["task_type"],
             "content": review_content(item), "media": media}
@@ -245,7 +218,7 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
 def pending_review(ctx: BuildContext) -> PendingReview:
     """The pending-review state's candidates, push units (one review medium per video) and
     status facts."""
-    from pipelines.proready.release import dataset_facts, release_sources
+    from pipelines.proready.facts import dataset_facts, release_sources
 
     cands = sorted(json.loads((ctx.staging / "_build" / "candidates.json").read_text()),
                    key=lambda c: c["id"])

@@ -248,4 +248,10 @@ class StreamVibe(Benchmark):
 
 
 STREAMVIBE = StreamVibe()
-run = STREAMVIBE.run
+
+
+def run(argv: list[str] | None = None) -> Path:
+    """Build streamvibe (:func:`pipelines.common.driver.run`); the release or pending-review folder."""
+    from pipelines.common.driver import run as build
+
+    return build(STREAMVIBE, argv)

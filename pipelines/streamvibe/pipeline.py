@@ -40,7 +40,6 @@ from pipelines.common.transforms import (
     REJECTED,
     CountAs,
     CountOutcomes,
-    WriteFileList,
     WriteFilteredInputs,
     WriteJson,
     WriteRejections,
@@ -407,10 +406,9 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         pairs = (pairs, train_pairs) | "AllPairs" >> beam.Flatten()
     counts = [pairs | "CountPairs" >> CountAs("enumerated", _subtype),
               listing_rejected | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
-    files = []
     if cfg.datasets:
         counts.append(planned_filtered | "CountListingFiltered" >> CountAs("listing_filtered", _subtype))
-        files.append(planned_filtered | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging))
+        planned_filtered | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
 
     total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
     videos = (
@@ -476,7 +474,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             review_filtered, review_train = (review_filtered
                                              | "ReviewedBySplit" >> beam.Partition(_by_split, 2))
             train_filtered.append(review_train)
-            files += _training(cfg, cfg.train, approved_train, videos, train_filtered, counts)
+            _training(cfg, cfg.train, approved_train, videos, train_filtered, counts)
         allocated = (
             approved
             | "BySubtype" >> beam.Map(lambda c: (c["subtype"], c))
@@ -495,24 +493,19 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         )
         samples = records | "Samples" >> beam.Filter(lambda kv: kv[0] == "sample") | "S" >> beam.Values()
         points = records | "Pointwise" >> beam.Filter(lambda kv: kv[0] == "pointwise") | "P" >> beam.Values()
-        files += [
-            samples | "WriteSamples" >> WriteShardedParquet(
-                cfg.staging, lambda r: f"data/{config_name(r['subtype'])}", SAMPLE, cfg.split),
-            points | "WritePointwise" >> WriteShardedParquet(
-                cfg.staging, lambda r: f"pointwise/{config_name(r['subtype'])}", POINTWISE, cfg.split),
-            filtered | "WriteFiltered" >> WriteShardedParquet(
-                cfg.staging, lambda r: "filtered", FILTERED, "filtered"),
-        ]
-    files.append(tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging))
+        samples | "WriteSamples" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"data/{config_name(r['subtype'])}", SAMPLE, cfg.split)
+        points | "WritePointwise" >> WriteShardedParquet(
+            cfg.staging, lambda r: f"pointwise/{config_name(r['subtype'])}", POINTWISE, cfg.split)
+        filtered | "WriteFiltered" >> WriteShardedParquet(
+            cfg.staging, lambda r: "filtered", FILTERED, "filtered")
+    tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging)
     if cfg.train is not None:  # held_out, review and allocation; a pending build has held_out only
         held_out_or_filtered = tuple(train_filtered) | "AllTrainFiltered" >> beam.Flatten()
         counts.append(held_out_or_filtered | "CountTrainFiltered" >> CountAs("filtered", _subtype))
-        files += [
-            held_out_or_filtered | "WriteTrainFiltered" >> WriteShardedParquet(
-                cfg.staging, lambda r: "filtered/train", FILTERED, "filtered"),
-            tuple(train_rejected) | "WriteTrainRejected" >> WriteRejections(cfg.staging, "rejected/train"),
-        ]
-    tuple(files) | "FileList" >> WriteFileList(cfg.staging)
+        held_out_or_filtered | "WriteTrainFiltered" >> WriteShardedParquet(
+            cfg.staging, lambda r: "filtered/train", FILTERED, "filtered")
+        tuple(train_rejected) | "WriteTrainRejected" >> WriteRejections(cfg.staging, "rejected/train")
     tuple(counts) | "CountOutcomes" >> CountOutcomes(cfg.staging)
     facts = videos | "VideoFacts" >> beam.MapTuple(lambda k, v: {
         "environment": "videos", "file": k,
@@ -537,9 +530,9 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
 
 
 def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, filtered: list[Any],
-              counts: list[Any]) -> list[Any]:
-    """Approved training candidates → SFT streams and RL seed rows (training.py); returns the
-    writers' file facts, adds the over-target candidates to ``filtered`` and the kept to ``counts``."""
+              counts: list[Any]) -> None:
+    """Approved training candidates → SFT streams and RL seed rows (training.py), written; adds
+    the over-target candidates to ``filtered`` and the kept to ``counts``."""
     allocated = (
         approved
         | "ByCategory" >> beam.Map(lambda c: (c["category"], c))
@@ -558,9 +551,7 @@ def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, filtere
     )
     sft = records | "Sft" >> beam.Filter(lambda kv: kv[0] == "sft") | "SftValues" >> beam.Values()
     rl = records | "Rl" >> beam.Filter(lambda kv: kv[0] == "rl") | "RlValues" >> beam.Values()
-    return [
-        sft | "WriteSft" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"sft/{config_name(r['subtype'])}", SFT_STREAM, TRAIN_SPLIT),
-        rl | "WriteRlSeed" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"rl_seed/{r['category']}", RL_SEED, TRAIN_SPLIT),
-    ]
+    sft | "WriteSft" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"sft/{config_name(r['subtype'])}", SFT_STREAM, TRAIN_SPLIT)
+    rl | "WriteRlSeed" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"rl_seed/{r['category']}", RL_SEED, TRAIN_SPLIT)

@@ -12,21 +12,21 @@ from pathlib import Path
 import pytest
 
 import pipelines
-from pipelines import cli
+from pipelines import cli, registry
 from pipelines.common.benchmark import Benchmark
 
 
 def test_every_benchmark_folder_is_a_command() -> None:
-    assert cli.BENCHMARKS == ["proactivebench", "proready", "streamvibe"]
-    for name in cli.BENCHMARKS:
-        found = cli.benchmark(name)
+    assert registry.BENCHMARKS == ["proactivebench", "proready", "streamvibe"]
+    for name in registry.BENCHMARKS:
+        found = registry.benchmark(name)
         assert isinstance(found, Benchmark) and found.name == name
 
 
 def test_an_unknown_benchmark_names_the_known_ones() -> None:
     known = "known: proactivebench, proready, streamvibe"
     with pytest.raises(SystemExit, match=f"unknown benchmark 'nope'; {known}"):
-        cli.benchmark("nope")
+        registry.benchmark("nope")
 
 
 def test_a_new_benchmark_folder_is_found_as_it_is(tmp_path, monkeypatch, capsys) -> None:
@@ -39,17 +39,18 @@ def test_a_new_benchmark_folder_is_found_as_it_is(tmp_path, monkeypatch, capsys)
     (pkg / "fourth" / "build.py").write_text(
         "from pipelines.proready.build import ProReady\n\n\n"
         "class Fourth(ProReady):\n    name = 'fourth'\n    title = 'Fourth'\n\n\nFOURTH = Fourth()\n")
-    shutil.copytree(cli.PIPELINES / "proready", pkg / "copied", ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cli, "BENCHMARKS", cli.discover(pkg) + cli.BENCHMARKS)
+    shutil.copytree(registry.PIPELINES / "proready", pkg / "copied",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(registry, "BENCHMARKS", registry.discover(pkg) + registry.BENCHMARKS)
     monkeypatch.setattr(pipelines, "__path__", [*pipelines.__path__, str(pkg)])
     try:
-        fourth = cli.benchmark("fourth")
+        fourth = registry.benchmark("fourth")
         assert type(fourth).__name__ == "Fourth" and fourth.name == "fourth"
         with pytest.raises(SystemExit) as done:
             cli.main(["build", "fourth", "--help"])
         assert done.value.code == 0 and "usage: benchforge build fourth" in capsys.readouterr().out
         with pytest.raises(SystemExit, match="must define one Benchmark named 'copied'"):
-            cli.benchmark("copied")
+            registry.benchmark("copied")
     finally:
         for name in [m for m in sys.modules if m.startswith(("pipelines.fourth", "pipelines.copied"))]:
             del sys.modules[name]
@@ -79,7 +80,7 @@ def test_every_option_of_every_command_has_a_help_line() -> None:
     of ``benchforge build <benchmark>`` had none."""
     parsers = cli.parsers()
     assert documented_commands() <= set(parsers), documented_commands() - set(parsers)
-    assert {f"benchforge build {b}" for b in cli.BENCHMARKS} | {
+    assert {f"benchforge build {b}" for b in registry.BENCHMARKS} | {
         "benchforge review", "benchforge review push --corrections", "benchforge export croissant",
         "benchforge export lmms-eval", "benchforge export vlmevalkit", "benchforge review audit",
         "benchforge export compat-proactivebench", "benchforge review gemini-review"} <= set(parsers)
@@ -122,7 +123,7 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> N
                                     "sample_id": f"s{i:05d}", "task_type": "rv"} for i in range(5000)],
                              benchmark="streamvibe", review_round="r1")
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "review", "status", "--log-dir",
-                             str(log)], cwd=cli.PIPELINES.parent, stdout=subprocess.PIPE,
+                             str(log)], cwd=registry.PIPELINES.parent, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()  # ~200 KB follow: more than a pipe holds, so the writer waits

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from pipelines.proready.release import (
+from pipelines.proready.released import (
     check_times,
     question_violations,
     release_record,

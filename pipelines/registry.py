@@ -1,0 +1,32 @@
+"""Which benchmarks exist: every folder of ``pipelines/`` with a ``build.py`` defining one
+:class:`~pipelines.common.benchmark.Benchmark`. Why a module of its own: the CLI and the export
+commands both look benchmarks up by name, and neither may import the other (no import circles).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+
+from pipelines.common.benchmark import Benchmark
+
+PIPELINES = Path(__file__).resolve().parent
+
+
+def discover(root: Path) -> list[str]:
+    """Every folder of ``root`` with a ``build.py`` is a benchmark, so a new benchmark folder
+    needs no line here; its Benchmark is imported on use (each pulls in its own dependencies)."""
+    return sorted(p.parent.name for p in root.glob("*/build.py"))
+
+
+BENCHMARKS = discover(PIPELINES)
+
+
+def benchmark(name: str) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise SystemExit(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
+    found = [v for v in vars(import_module(f"pipelines.{name}.build")).values()
+             if isinstance(v, Benchmark) and v.name == name]
+    if len(found) != 1:
+        raise SystemExit(f"pipelines/{name}/build.py must define one Benchmark named {name!r}")
+    return found[0]
