@@ -13,7 +13,8 @@ uses), for each stage asked:
 * ``release`` — the same build with the scripted demo panel's decisions (every candidate
   approved: ``scripts/make_*_demo.py``), through the release and its quality gate, into the
   output folder that already holds its pending state (as a team builds it: pending, review,
-  release); it decodes every video again but makes no review copies;
+  release; the pending row's state copied there, :func:`copy_pending`); it decodes every video
+  again but makes no review copies;
 * ``train`` (StreamVibe, ``--train``) — the training split (``--split train``), which reads the
   training manifest's own videos: no floor is measured for it yet.
 
@@ -240,10 +241,9 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
                     row.status = "no pending state"
                     break
                 shutil.rmtree(out, ignore_errors=True)
-                out.mkdir(parents=True)
                 if stage == "release":  # the release builds over its own pending state
-                    run_monitored(build_command(args.benchmark, config, raw, out, w, []),
-                                  work / "logs" / f"{n}x-w{w}-prepend", args.timeout)
+                    copy_pending(work, n, args.benchmark, out)
+                out.mkdir(parents=True, exist_ok=True)
                 row.load_avg_1m = max(row.load_avg_1m, os.getloadavg()[0])
                 log(f"{args.benchmark} {n}x: {stage}, {w} worker(s), run {turn + 1}/{args.repeat}")
                 run = run_monitored(build_command(args.benchmark, config, raw, out, w, extra),
@@ -285,6 +285,24 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
         for path in work.glob(f"*-{n}x*"):
             shutil.rmtree(path, ignore_errors=True)
     return rows
+
+
+def copy_pending(work: Path, n: int, benchmark: str, out: Path) -> None:
+    """The pending state the decisions were made on, copied into ``out`` for a release to build
+    over, as a team's release builds over its pending state. A copy, not a second pending build:
+    that build is the pending row's. The review copies are hard-linked (the release only reads
+    them; they are most of the state's bytes), every other file copied (a build may rewrite
+    its ledger in place)."""
+    source = next(p for p in (work / f"out-{n}x-w1-pending", work / f"prep-{n}x")
+                  if pending_state(p, benchmark) is not None)
+
+    def copy(src: str, dst: str) -> None:
+        if Path(src).suffix in (".mp4", ".webm"):
+            os.link(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, out, copy_function=copy)
 
 
 def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: Path, config: Path
