@@ -6,7 +6,7 @@
         --log-dir DIR [--media-dir D]
     python -m annotation.cli pull --benchmark B --round R --rubric NAME --log-dir DIR
     python -m annotation.cli status --log-dir DIR [--benchmark B]
-    python -m annotation.cli verify --log-dir DIR [--adopt]
+    python -m annotation.cli verify --log-dir DIR [--adopt] [--release RELEASE_DIR]
     python -m annotation.cli import FILE --log-dir DIR
     python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
     python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR] [--benchmark B]
@@ -16,6 +16,10 @@ push and pull find the running server of that data dir and its media root. The d
 (``--log-dir``) holds what was pushed, every pull and its violations: push, pull, status, audit
 and the release build all read the same folder. Every write of it is chained (``chain.jsonl``):
 every reader verifies the chain and refuses a log edited by hand, naming the first bad record.
+``server start`` also starts a webhook receiver on 127.0.0.1 that appends every Label Studio
+event (annotation created, updated, deleted; tasks created, deleted) to the log of its round as
+it happens; ``pull`` reconciles them, and a hole in the capture is a violation.
+``verify --release`` checks that the log still holds the head a release was built from.
 Decisions that were not pulled (a JSONL or Parquet file of rows) enter a log only through
 ``import``, which records the file's sha256 in the chain; the release card names it.
 
@@ -87,8 +91,11 @@ def cmd_server(args: argparse.Namespace) -> int:
     srv = _server(cfg)
     if args.action == "start":
         srv.start()
+        rx = srv.receiver()
         print(f"label-studio up at {srv.url} (data {srv.data_dir}, pid {srv.pid}, "
-              f"log {srv.log_file})")
+              f"log {srv.log_file}); webhook receiver "
+              + (f"at {rx.url} (pid {rx.pid}, log {srv.webhook_state_dir / 'receiver.log'})" if rx
+                 else "NOT running: events are not captured"))
     elif args.action == "stop":
         was = srv.running_pid()
         srv.stop()
@@ -151,6 +158,10 @@ def cmd_push(args: argparse.Namespace) -> int:
     print(f"{len(cands)} candidate versions in {len(res.projects)} reviewer projects "
           f"{args.benchmark!r} / {args.round!r} / {', '.join(res.projects)}; media in "
           f"{root}; push record {res.log_file}")
+    if res.events is None:
+        print("warning: no webhook receiver runs for this server: events are not captured and "
+              "every pull of this round reports an event_gap (`server start` starts it)",
+              file=sys.stderr)
     return 0
 
 
@@ -239,8 +250,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"adopted {len(rec['files'])} unchained files of {args.log_dir} as they are now "
               "(nothing proves they were not edited before)")
     recs = decision_log.chain(args.log_dir)
+    kinds = Counter(r["kind"] for r in recs)
     print(f"{args.log_dir}: {len(recs)} chain records, head "
-          f"{recs[-1]['head'] if recs else decision_log.GENESIS}")
+          f"{recs[-1]['head'] if recs else decision_log.GENESIS}"
+          + (f" ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})" if recs else ""))
+    if args.release:
+        head, n = decision_log.release_head(args.release)
+        got = decision_log.compare_head(args.log_dir, head, n)
+        print(f"  holds the head of release {args.release} ({head}) as chain record {got['seq']}; "
+              f"{got['added']} records written since")
     for r in recs:
         if r["kind"] == "import":
             print(f"  record {r['seq']}: decisions imported from {r['source']['file']} sha256 "
@@ -350,6 +368,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     v.add_argument("--log-dir", required=True, help="the review's decision log")
     v.add_argument("--adopt", action="store_true", help="first chain a log written before logs "
                    "were chained, as it is now (the chain and release cards say so)")
+    v.add_argument("--release", default=None, help="a release folder built from this log: check "
+                   "that the log still holds the head its manifest recorded (refused, naming where "
+                   "they diverge, if the log was rewritten or cut back)")
     v.set_defaults(fn=cmd_verify)
     i = sub.add_parser("import", help="import a file of decision rows into a log (its sha256 chained)")
     i.add_argument("file", help="JSONL or Parquet file of REVIEW_DECISION rows")

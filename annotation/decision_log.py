@@ -24,7 +24,17 @@ import) appends one chain record holding the sha256 of each file it wrote and th
 record before it; the record's own hash (``head``) is the log's new head. Every reader verifies
 the whole chain first (:func:`verify`) and refuses a broken log with one error naming the first
 bad record, and a release records the head it was built from, so a log cut back to an earlier
-head (the one edit a self-contained chain cannot show) no longer matches the release.
+head (the one edit a self-contained chain cannot show) no longer matches the release
+(:func:`compare_head`).
+
+Why events in the chain (``event`` and ``receiver`` records, ``annotation.webhooks``): Label
+Studio keeps no history, so what happened between two pulls — a reject deleted and made again as
+an approval, an annotation moved to another task — was invisible. The webhook receiver appends
+each event Label Studio sends as one chain record the moment it arrives, and its own start,
+attach and stop as ``receiver`` records, so a pull can reconcile every annotation with its events
+and a hole in the capture is a gap in the log, never passed over. These records carry their facts
+in the chain line itself (no file), and are appended without re-verifying the whole log
+(:func:`append_record`): Label Studio waits for the receiver's answer.
 
 Reviewer ids are pseudonymous (``r1``..``rN``, ``gemini:<model>``); writing refuses anything that
 looks like an e-mail address.
@@ -89,7 +99,9 @@ def _record_hash(rec: Mapping[str, Any]) -> str:
 
 
 def _describe(n: int, rec: Mapping[str, Any]) -> str:
-    what = rec.get("kind", "?")
+    what = str(rec.get("kind", "?"))
+    if rec.get("action") or rec.get("state"):  # an event (its action) or a receiver record (its state)
+        what += f" {rec.get('action') or rec.get('state')}"
     where = "/".join(str(rec[k]) for k in ("benchmark", "review_round") if rec.get(k))
     return f"chain record {n} ({what}{' of ' + where if where else ''}, written {rec.get('at', '?')})"
 
@@ -174,6 +186,91 @@ def _chain_append(log: Path, head: str, n: int, kind: str, files: Iterable[Path]
         fh.flush()
         os.fsync(fh.fileno())
     return rec
+
+
+def _tail(log: Path) -> tuple[str, int]:
+    """The head and record count after the last chain record, read from the end of the file
+    (the receiver must answer Label Studio at once, whatever the size of the log). A last line
+    that is not a record raises :class:`BrokenChain`."""
+    cpath = log / CHAIN
+    size = cpath.stat().st_size if cpath.is_file() else 0
+    if size == 0:
+        return GENESIS, 0
+    with open(cpath, "rb") as fh:
+        block, data = 4096, b""
+        while True:
+            start = max(0, size - block)
+            fh.seek(start)
+            data = fh.read(size - start)
+            lines = data.rstrip(b"\n").split(b"\n")
+            if len(lines) > 1 or start == 0:
+                break
+            block *= 4
+    try:
+        rec = json.loads(lines[-1])
+        return str(rec["head"]), int(rec["seq"])
+    except (ValueError, KeyError, TypeError):
+        raise BrokenChain(f"{log}: the last line of {CHAIN} is not a chain record") from None
+
+
+def append_record(log_dir: str | Path, kind: str, **facts: Any) -> dict[str, Any]:
+    """Append one record without files (a webhook ``event``, a ``receiver`` start/attach/stop)
+    after the log's last record, under the writers' lock, without verifying the whole log first:
+    every reader verifies it, and this one is on Label Studio's request path. Returns it."""
+    log = Path(log_dir)
+    with _locked(log):
+        head, n = _tail(log)
+        return _chain_append(log, head, n, kind, [], **facts)
+
+
+class HeadMismatch(DecisionLogError):
+    """The log no longer holds the head a release was built from: rewritten or cut back."""
+
+
+def compare_head(log_dir: str | Path, head: str, records: int | None = None) -> dict[str, Any]:
+    """Check that the log (verified first) still holds a release's recorded head as a prefix:
+    its record ``records`` (or, for a manifest that recorded no count, any record) has hash
+    ``head``. Returns ``{"seq": n, "added": records written since}``; raises
+    :class:`HeadMismatch` naming the record where the two part: the first missing one when the
+    log was cut back, else the release's last record, rewritten (a chain only proves its own
+    records: no earlier hash of the release is known to narrow it down)."""
+    log = Path(log_dir)
+    recs = chain(log)
+    if head == GENESIS and not records:
+        return {"seq": 0, "added": len(recs)}
+    if records:
+        if len(recs) < records:
+            raise HeadMismatch(
+                f"{log}: the release was built from {records} chain records (head {head[:12]}) but "
+                f"the log has {len(recs)}: it was cut back; they diverge at chain record "
+                f"{len(recs) + 1} (missing)")
+        rec = recs[records - 1]
+        if rec["head"] != head:
+            raise HeadMismatch(
+                f"{log}: {_describe(records, rec)} has head {rec['head'][:12]}, the release "
+                f"recorded {head[:12]}: the log was rewritten; they diverge at or before chain "
+                f"record {records}")
+        return {"seq": records, "added": len(recs) - records}
+    for rec in recs:
+        if rec["head"] == head:
+            return {"seq": rec["seq"], "added": len(recs) - rec["seq"]}
+    raise HeadMismatch(f"{log}: no chain record of the log has the release's head {head[:12]} "
+                       f"({len(recs)} records, head {recs[-1]['head'][:12] if recs else GENESIS[:12]}"
+                       "): the log was rewritten or cut back (the release recorded no record count "
+                       "to say where)")
+
+
+def release_head(release_dir: str | Path) -> tuple[str, int | None]:
+    """The decision-log head (and record count, when recorded) in a release's manifest."""
+    m = Path(release_dir) / "manifest.json"
+    if not m.is_file():
+        raise DecisionLogError(f"{release_dir}: no manifest.json (not a release folder)")
+    src = (json.loads(m.read_text(encoding="utf-8")).get("review") or {}).get("decisions_source")
+    if not src or not src.get("log_head"):
+        raise DecisionLogError(f"{m}: records no decision-log head (built without --decisions, or "
+                               "from a file of rows)")
+    n = src.get("log_records")
+    return str(src["log_head"]), int(n) if n is not None else None
 
 
 def to_table(decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any] | None = None
@@ -440,7 +537,7 @@ def provenance(path: str | Path) -> dict[str, Any]:
         raise DecisionLogError(f"{p} does not exist")
     if is_log(p):
         recs = chain(p)
-        out = {"log_head": recs[-1]["head"] if recs else GENESIS,
+        out = {"log_head": recs[-1]["head"] if recs else GENESIS, "log_records": len(recs),
                "imports": [r["source"] for r in recs if r["kind"] == "import"]}
         if recs and recs[0]["kind"] == "adopt":
             out["adopted_unchained"] = recs[0]["at"]

@@ -57,8 +57,23 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
                               microseconds between the two stamps of one save)
   ``duplicate_decision``      more than one decision by one reviewer on one version (none count)
   ``deleted_decision``        a decision an earlier pull logged is gone (it still counts, and
-                              the version is held: never released; a correction n+1 can be)
+                              the version is held: never released; a correction n+1 can be) —
+                              or one only the webhook events saw, deleted before any pull
+  ``missing_event``           a decision with no received ``ANNOTATION_CREATED`` event, or
+                              changed since its last received event: made or edited while events
+                              were not captured (it does not count)
+  ``event_gap``               events of the round's projects were not captured for a while (the
+                              receiver stopped or killed while Label Studio ran, a round pushed
+                              without it, a webhook removed or switched off): every version pushed
+                              before the hole ended is held
   ==========================  ================================================================
+
+  **Events** (``annotation.webhooks``): ``push`` registers the receiver's webhook on each project
+  and attaches the log before it imports a task, so every annotation created, updated or deleted
+  is in the log the moment it happens. ``pull`` reconciles them with what it reads: the events
+  make ``moved_decision``, ``changed_decision`` and ``deleted_decision`` visible however fast they
+  happened and whether or not a pull came between (a reject deleted and made again as an
+  approval, an annotation PATCHed onto another task before any pull).
 
   Task-level checks come first; an annotation is reported once, under its first failing check.
   Objections are final for their version (``annotation.approval``): the approval rule reads
@@ -80,7 +95,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from annotation import decision_log
+from annotation import decision_log, webhooks
 from annotation.label_config import (
     InvalidDecision,
     build_label_config,
@@ -98,7 +113,7 @@ VIOLATION_KINDS = (
     "foreign_task", "task_deleted", "task_modified", "media_modified", "project_modified",
     "cancelled", "author_not_in_panel", "wrong_project", "written_by_other", "invalid_value",
     "incomplete_approval", "moved_decision", "changed_decision", "edited_decision",
-    "duplicate_decision", "deleted_decision",
+    "duplicate_decision", "deleted_decision", "missing_event", "event_gap",
 )
 # Label Studio stamps created_at and updated_at a few microseconds apart when an annotation is
 # created (measured, docs/label_studio.md); an updated_at later than this is an edit. It was 2 s,
@@ -138,6 +153,7 @@ class PushResult:
     tasks: dict[str, dict[tuple[str, int], int]]  # reviewer -> (sample id, version) -> task id
     projects: dict[str, int]  # reviewer -> project id
     log_file: Path
+    events: str | None = None  # the webhook receiver's session that captures the round's events
 
     def task_id(self, reviewer: str, key: tuple[str, int]) -> int:
         return self.tasks[reviewer][key]
@@ -370,6 +386,8 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
     created_projects: list[int] = []
     created_tasks: list[tuple[int, int]] = []  # (project id, task id)
     tasks: dict[str, dict[tuple[str, int], int]] = {}
+    receiver = webhooks.running_info(root)  # None: not our server, or its receiver is down
+    session: str | None = None
     try:
         for rv in reviewers:
             project = projects.get(rv)
@@ -380,6 +398,13 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
             store = store_dir(root, benchmark, review_round)
             store.mkdir(parents=True, exist_ok=True)
             _ensure_storage(client, project.id, store)
+            if receiver is not None:
+                webhooks.ensure_webhook(client, int(project.id), receiver)
+        if receiver is not None:  # before the first task: every event of the round is captured
+            session = webhooks.attach(receiver, log_dir, [int(projects[rv].id) for rv in reviewers],
+                                      benchmark, review_round)
+        for rv in reviewers:
+            project = projects[rv]
             have = existing.get(rv, {})
             tasks[rv] = {c.key: have[c.key] for c, _, _ in prepared if c.key in have}
             new = [(c, data) for c, _, data in prepared if c.key not in have]
@@ -418,7 +443,7 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
         })
     log_file = decision_log.append_push(log_dir, records, benchmark=benchmark,
                                         review_round=review_round)
-    return PushResult(tasks, {rv: int(projects[rv].id) for rv in reviewers}, log_file)
+    return PushResult(tasks, {rv: int(projects[rv].id) for rv in reviewers}, log_file, session)
 
 
 def _page(project: Any) -> dict[str, str]:
@@ -532,6 +557,14 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     tainted = {int(v["task_id"]): v["kind"] for v in decision_log.read_violations(log_dir, current=False)
                if v["benchmark"] == benchmark and v["review_round"] == review_round
                and v["kind"] in TAINTING}
+    # what the webhook receiver captured of the round's projects, and the holes in it
+    round_projects = {int(pid) for rec in pushes for pid in rec["projects"].values()}
+    records = decision_log.chain(log_dir)
+    events = webhooks.annotation_events(records)
+    gaps = webhooks.capture_gaps(records, round_projects)
+    receiver = webhooks.running_info(pushes[-1]["media_root"])
+    gaps += [webhooks.Gap(None, None, why) for why in
+             webhooks.webhook_problems(client, sorted(round_projects), receiver)]
 
     def who(uid: int | None) -> str:
         if uid is None:
@@ -657,6 +690,11 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                               f"was pulled; the {was[1]} stands (a decision is final once "
                               "submitted)")
                     continue
+                problem = _event_problem(events.get(aid), a, tid, parsed.decision, who(author),
+                                         f"{sid} v{ver}")
+                if problem:
+                    violation(problem[0], sid, ver, tid, a, who(author), problem[1])
+                    continue
                 updated = _when(a.get("updated_at"))
                 if (parsed.decision == "approve" and int(a["id"]) not in approved_before
                         and created and updated and (updated - created).total_seconds() > EDIT_GRACE_S):
@@ -689,6 +727,38 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                       "held: it is never released (reported at every pull), only a correction "
                       f"v{int(d['version']) + 1} reviewed by all four can be")
 
+    pulled = {int(d["source_annotation_id"]) for d in history}
+    for aid, ev in sorted(events.items()):  # decisions only the events saw, gone before a pull
+        if aid in present_annotations or aid in pulled or not ev.states:
+            continue
+        first, last = ev.states[0], ev.states[-1]
+        t0 = int(first["task"]) if first.get("task") is not None else -1
+        if t0 not in by_task or t0 not in present_tasks:
+            continue  # another round's, or its task was deleted (task_deleted)
+        rec = by_task[t0][1]
+        sid, ver = str(rec["sample_id"]), int(rec["version"])
+        seen = " then ".join(dict.fromkeys(str(st["decision"]) for st in ev.states))
+        moved = "" if last.get("task") == t0 else f", moved to task {last.get('task')},"
+        how = (f"was deleted at {ev.deleted_at} before any pull (events received by the webhook "
+               "receiver)" if ev.deleted_at else "is gone and no deletion event was received "
+               "(deleted while events were not captured)")
+        violation("deleted_decision", sid, ver, t0, {"id": aid}, who(first.get("completed_by")),
+                  f"{who(first.get('completed_by'))}'s {seen} (created {first.get('created_at')})"
+                  f"{moved} {how}; {sid} v{ver} is held: it is never released (reported at every "
+                  f"pull), only a correction v{ver + 1} reviewed by all four can be")
+    for gap in gaps:  # every version whose tasks existed during a hole in the capture
+        end = _when(gap.end) if gap.end else None
+        done: set[tuple[str, int]] = set()
+        for rec in pushes:
+            key = (str(rec["sample_id"]), int(rec["version"]))
+            at = _when(rec.get("pushed_at"))
+            if key in done or (end is not None and at is not None and at > end):
+                continue
+            done.add(key)
+            violation("event_gap", key[0], key[1], -1, None, "",
+                      f"{gap.describe()}: a decision made, edited or deleted then may be unseen; "
+                      f"{key[0]} v{key[1]} is held, only a correction v{key[1] + 1} pushed with "
+                      "the receiver running can be released")
     decisions = _single_decisions(valid, violations, benchmark, review_round)
     violations = _unique(violations)
     decided = {(d["sample_id"], d["version"], d["reviewer"]) for d in decisions}
@@ -704,6 +774,29 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     result.log_file = decision_log.append(log_dir, decisions, benchmark=benchmark,
                                           review_round=review_round, violations=violations)
     return result
+
+
+def _event_problem(ev: webhooks.AnnotationEvents | None, a: dict[str, Any], tid: int,
+                   decision: str, author: str, version: str) -> tuple[str, str] | None:
+    """What the webhook events say against an otherwise valid decision: (kind, detail) or None."""
+    if ev is None or not ev.created:
+        return ("missing_event", f"no ANNOTATION_CREATED event was received for {author}'s "
+                f"{decision}: it was made while events were not captured (receiver down, or the "
+                "project's webhook removed); it does not count")
+    elsewhere = [st for st in ev.states if st.get("task") != tid]
+    if elsewhere:
+        return ("moved_decision", f"decision made on task {elsewhere[0].get('task')} (event received "
+                f"{elsewhere[0]['at']}), now on task {tid} ({version}): a decision belongs to the "
+                "version it was made on")
+    other = [st for st in ev.states if st.get("decision") != decision]
+    if other:
+        return ("changed_decision", f"{author}'s {other[0].get('decision')} (event received "
+                f"{other[0]['at']}) was changed to {decision} before it was pulled: it does not "
+                "count and the version is held (an objection is final for its version)")
+    if ev.states[-1].get("result_sha256") != webhooks.result_sha256(a.get("result")):
+        return ("missing_event", f"{author}'s decision differs from its last received event "
+                f"({ev.states[-1]['at']}): edited while events were not captured")
+    return None
 
 
 def _single_decisions(valid: list[dict[str, Any]], violations: list[dict[str, Any]],

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Start/stop the project's local Label Studio (used by `make label-studio` / `make label-studio-stop`).
-#   scripts/label_studio.sh start   # installs .venv-ls once (~60-70 s), starts on 127.0.0.1,
-#                                   # waits for /health, then creates admin + reviewer panel
+#   scripts/label_studio.sh start   # installs .venv-ls once (1-6 min, pip's output in
+#                                   # .venv-ls/install.log), starts the webhook receiver and
+#                                   # the server on 127.0.0.1, waits for /health, then creates
+#                                   # admin + reviewer panel
 #   scripts/label_studio.sh stop
 #   scripts/label_studio.sh status
 # Options and paths come from configs/review_panel.yaml; extra args are passed through

@@ -11,7 +11,8 @@ One module per job, each depending only on the ones before it:
   one per reviewer: that reviewer's password and tokens) and
   :class:`LabelStudioError`, whose messages never carry a secret;
 - ``venv.py``: the server's own virtual environment (``.venv-ls``), installed on first use;
-- ``process.py``: :class:`LabelStudioServer`, the process on 127.0.0.1 (start, adopt, stop);
+- ``process.py``: :class:`LabelStudioServer`, the process on 127.0.0.1 (start, adopt, stop),
+  with the webhook receiver of ``annotation.webhooks`` started before it and stopped after it;
 - ``panel.py``: the admin and the reviewers on a running server (:func:`ensure_panel`).
 
 The names the rest of the code uses are re-exported here.

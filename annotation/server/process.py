@@ -9,7 +9,12 @@ Facts this module relies on (measured, docs/label_studio.md):
 - local files are served from one document root fixed at start. Why the root defaults to
   ``<data dir>/media`` and is recorded in the PID file: ``push`` copies every round's media into
   it (``annotation.routing``), so one server serves every benchmark and round, and a later
-  ``start`` asking for another root is refused instead of silently keeping the old one.
+  ``start`` asking for another root is refused instead of silently keeping the old one;
+- the webhook receiver (``annotation.webhooks``) starts before Label Studio and stops after it,
+  so its stop record can say Label Studio was down; ``start`` registers its webhook on every
+  review project. Label Studio refuses loopback webhook URLs (SSRF protection): the environment
+  bans every reserved network Label Studio bans by default except 127.0.0.1 itself, and raises
+  ``WEBHOOK_TIMEOUT`` from 1 s (a receiver waiting for the log's lock must not lose an event).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +40,26 @@ DEFAULT_ADMIN_EMAIL = "admin@benchforge.local"
 PID_FILE_NAME = "benchforge-server.json"
 LOG_FILE_NAME = "server.log"
 MEDIA_DIR_NAME = "media"  # default document root for review media, inside the data dir
+WEBHOOK_STATE_DIR = "webhooks"  # the receiver's routes, state and log, inside the data dir
+WEBHOOK_TIMEOUT_S = 30
+# Label Studio 1.23.2's default SSRF ban list (core/utils/io.py validate_ip) with 127.0.0.0/8
+# narrowed to everything but 127.0.0.1: webhooks may reach the receiver, nothing else local.
+_BANNED = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+           "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+           "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "233.252.0.0/24", "240.0.0.0/4",
+           "255.255.255.255/32", "::/128", "::1/128", "::ffff:0:0/96", "::ffff:0:0:0/96",
+           "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:0000::/32", "2001:20::/28",
+           "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8")
+
+
+def banned_subnets() -> list[str]:
+    """The SSRF ban list the server runs with: the defaults, loopback except 127.0.0.1."""
+    import ipaddress
+
+    loop = ipaddress.ip_network("127.0.0.0/8").address_exclude(ipaddress.ip_network("127.0.0.1/32"))
+    return [*_BANNED, *sorted(str(n) for n in loop)]
+
+
 _STARTED_RE = re.compile(r"Starting development server at http://([\d.]+):(\d+)/")
 
 
@@ -153,6 +179,11 @@ class LabelStudioServer:
             # Set explicitly: left unset, the community edition auto-detects a root.
             "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
             "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(self.media_root),
+            # webhooks to the receiver on 127.0.0.1 (module docstring)
+            "SSRF_PROTECTION_ENABLED": "true",
+            "USE_DEFAULT_BANNED_SUBNETS": "false",
+            "USER_ADDITIONAL_BANNED_SUBNETS": ",".join(banned_subnets()),
+            "WEBHOOK_TIMEOUT": str(WEBHOOK_TIMEOUT_S),
         }
         return env
 
@@ -185,6 +216,7 @@ class LabelStudioServer:
                     "(push copies every round's media into the running server's root)")
             self.pid = existing
             self.wait_ready()
+            self.ensure_receiver()
             return self
         exe = (ensure_venv(self.venv) if self.install else Path(self.venv)) / "bin" / "label-studio"
         if self.port is None:
@@ -197,6 +229,7 @@ class LabelStudioServer:
             raise LabelStudioError(f"media root {self.media_root} is not a directory")
         store = CredentialStore(self.token_file)
         env = self._environment(store)
+        self._start_receiver()  # before Label Studio: no event of this run is missed
         cmd = [str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1",
                "--port", str(self.port), "--data-dir", str(self.data_dir)]
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -214,7 +247,65 @@ class LabelStudioServer:
         except BaseException:
             self.stop()
             raise
+        self._register_or_warn()
         return self
+
+    def _register_or_warn(self) -> None:
+        """A server whose webhooks could not be registered still serves (every pull then reports
+        the projects' missing webhooks as an ``event_gap``); say so on stderr."""
+        try:
+            self.register_webhooks()
+        except LabelStudioError as exc:
+            print(f"warning: {exc}; pulls will report an event_gap", file=sys.stderr, flush=True)
+
+    # -- the webhook receiver ----------------------------------------------------------------
+    @property
+    def webhook_state_dir(self) -> Path:
+        return self.data_dir / WEBHOOK_STATE_DIR
+
+    def _start_receiver(self) -> Any:
+        from annotation import webhooks
+
+        try:
+            return webhooks.start(self.webhook_state_dir, self.media_root, self.port)
+        except RuntimeError as exc:
+            raise LabelStudioError(str(exc)) from None
+
+    def receiver(self) -> Any:
+        """The running webhook receiver of this server (``annotation.webhooks.ReceiverInfo``) or
+        None."""
+        from annotation import webhooks
+
+        return webhooks.running_info(self.media_root)
+
+    def ensure_receiver(self) -> Any:
+        """An adopted server whose receiver is gone gets a new one (the hole is in the logs as
+        one: the old session left no stop record) and its webhooks pointed at it."""
+        info = self.receiver()
+        if info is None:
+            self._start_receiver()
+            self._register_or_warn()
+            info = self.receiver()
+        return info
+
+    def register_webhooks(self) -> list[int]:
+        """The receiver's webhook on every review project of the server (``annotation.webhooks``);
+        push adds it to the projects it creates."""
+        from label_studio_sdk import LabelStudio
+
+        from annotation import webhooks
+        from annotation.routing import MARKER
+
+        info = webhooks.read_info(self.media_root)
+        if info is None:
+            raise LabelStudioError("the webhook receiver is not running")
+        admin = CredentialStore(self.token_file).admin(self.admin_email)
+        client = LabelStudio(base_url=self.url, api_key=admin["token"], timeout=60, max_retries=0)
+        try:
+            return webhooks.register_all(client, info, MARKER)
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors carry no secret; name them
+            raise LabelStudioError(f"registering the webhooks failed: {type(exc).__name__}: "
+                                   f"{str(getattr(exc, 'body', '') or exc)[:300]}") from None
 
     def _log_tail(self, n: int = 15) -> str:
         try:
@@ -274,10 +365,22 @@ class LabelStudioServer:
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None
+        self._stop_receiver()
         with contextlib.suppress(FileNotFoundError):
             self.pid_file.unlink()
         self.proc = None
         self.pid = None
+
+    def _stop_receiver(self) -> None:
+        """After Label Studio: the receiver's stop record then says the server was down."""
+        from annotation import webhooks
+
+        info = webhooks.read_info(self.media_root)
+        if info is not None:
+            if _pid_alive(info.pid):
+                webhooks.stop(info.pid)
+            with contextlib.suppress(FileNotFoundError):
+                (self.media_root / webhooks.DISCOVERY).unlink()
 
     def status(self) -> dict[str, Any]:
         """Whether a server for this data dir is running and healthy (no secrets)."""
@@ -290,7 +393,8 @@ class LabelStudioServer:
                 healthy = False
         return {"running": bool(pid), "healthy": healthy, "pid": pid,
                 "url": self.url if pid else None, "data_dir": str(self.data_dir),
-                "media_root": str(self.media_root) if pid else None}
+                "media_root": str(self.media_root) if pid else None,
+                "webhook_receiver": (rx.url if (rx := self.receiver()) else None) if pid else None}
 
     def __enter__(self) -> LabelStudioServer:
         return self.start()

@@ -118,22 +118,36 @@ def _reorder_chain(log: Path) -> str:
     return "chain record 2"
 
 
-# (how the log is edited, the chain record the error must name (None: an unrecorded file), what)
-TAMPER: dict[str, tuple[Callable[[Path], str], int | None, str]] = {
-    "flipped_decision": (_flip_reject, 3, "was changed after it was written"),
-    "deleted_file": (_delete_first_pull, 2, "is missing"),
+def _pull_records(log: Path) -> list[int]:
+    """The chain record numbers of the log's pulls (the webhook receiver's attach and event
+    records come between them)."""
+    return [r["seq"] for r in decision_log.chain(log) if r["kind"] == "pull"]
+
+
+# (how the log is edited, the chain record the error must name — "pull <i>": the i-th pull's,
+# an int: that record, None: an unrecorded file — and what the error says)
+TAMPER: dict[str, tuple[Callable[[Path], str], int | str | None, str]] = {
+    "flipped_decision": (_flip_reject, "pull 2", "was changed after it was written"),
+    "deleted_file": (_delete_first_pull, "pull 1", "is missing"),
     "inserted_file": (_insert_pull, None, "is not in the chain"),
-    "reordered_files": (_swap_pulls, 2, "was changed after it was written"),
-    "emptied_violations": (_empty_violations, 3, "was changed after it was written"),
+    "reordered_files": (_swap_pulls, "pull 1", "was changed after it was written"),
+    "emptied_violations": (_empty_violations, "pull 2", "was changed after it was written"),
     "reordered_chain": (_reorder_chain, 2, "does not follow record 1"),
 }
 
 
 @pytest.mark.label_studio
 def test_the_untouched_log_verifies(log: Path, capsys):
-    """Three records (push, pull, pull), each linked to the one before; status reads it."""
+    """A push and two pulls, with the receiver's attach and the webhook events around them, each
+    record linked to the one before; status reads it."""
     recs = decision_log.chain(log)
-    assert [(r["seq"], r["kind"]) for r in recs] == [(1, "push"), (2, "pull"), (3, "pull")]
+    assert [r["kind"] for r in recs if r["kind"] not in ("event", "receiver")] == [
+        "push", "pull", "pull"]
+    assert (recs[0]["kind"], recs[0]["state"]) == ("receiver", "attach")
+    # 2 samples x 4 projects: one TASKS_CREATED per project import, one ANNOTATION_CREATED each
+    actions = [r["action"] for r in recs if r["kind"] == "event"]
+    assert (actions.count("TASKS_CREATED"), actions.count("ANNOTATION_CREATED")) == (4, 8)
+    assert [r["seq"] for r in recs] == list(range(1, len(recs) + 1))
     assert recs[0]["prev"] == decision_log.GENESIS
     assert [r["prev"] for r in recs[1:]] == [r["head"] for r in recs[:-1]]
     assert decision_log.verify(log) == recs[-1]["head"]
@@ -148,6 +162,8 @@ def test_the_untouched_log_verifies(log: Path, capsys):
 @pytest.mark.parametrize("how", sorted(TAMPER))
 def test_a_hand_edited_log_is_refused_naming_the_record(log: Path, tmp_path: Path, how: str, capsys):
     tamper, record, what = TAMPER[how]
+    if isinstance(record, str):
+        record = _pull_records(log)[int(record.split()[1]) - 1]
     named = tamper(log)
     with pytest.raises(decision_log.BrokenChain) as err:
         decision_log.verify(log)
@@ -173,11 +189,13 @@ def test_the_release_refuses_a_broken_log(log: Path, tmp_path: Path):
     """``--decisions <log>`` of a build stops before anything is built, naming the record."""
     from pipelines.streamvibe.build import run
 
+    second_pull = _pull_records(log)[1]
     named = _flip_reject(log)
     with pytest.raises(SystemExit) as err:
         run(["--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out"), "--decisions", str(log)])
     assert str(err.value).startswith("--decisions: ")
-    assert f"chain record 3 (pull of {BENCH}/r1" in str(err.value) and named in str(err.value)
+    assert f"chain record {second_pull} (pull of {BENCH}/r1" in str(err.value)
+    assert named in str(err.value)
     assert not (tmp_path / "out").exists()
 
 
@@ -208,7 +226,8 @@ def test_import_records_the_file_in_the_chain(tmp_path: Path, capsys):
     st = statuses(rows)
     assert (st["a"].state, st["b"].state) == ("approved", "approved")
     prov = decision_log.provenance(log)
-    assert prov == {"log_head": rec["head"], "imports": [{"file": src.name, "sha256": sha, "rows": 8}]}
+    assert prov == {"log_head": rec["head"], "log_records": len(decision_log.chain(log)),
+                    "imports": [{"file": src.name, "sha256": sha, "rows": 8}]}
     assert decision_log.provenance_lines(prov) == [
         f"Review decisions from a verified decision log, head sha256 {rec['head']}.",
         f"Decisions imported from decisions.demo.jsonl sha256 {sha}."]
@@ -270,7 +289,7 @@ def test_a_log_from_before_the_chain_is_refused_until_adopted(tmp_path: Path, ca
     (rec,) = decision_log.chain(log)
     assert (rec["kind"], rec["prev"], len(rec["files"])) == ("adopt", decision_log.GENESIS, 2)
     prov = decision_log.provenance(log)
-    assert prov == {"log_head": rec["head"], "imports": [], "adopted_unchained": rec["at"]}
+    assert prov == {"log_head": rec["head"], "log_records": 1, "imports": [], "adopted_unchained": rec["at"]}
     assert "adopted into the chain unverified" in decision_log.provenance_lines(prov)[1]
     assert [r["sample_id"] for r in decision_log.read_decisions(log, "b")] == ["a"]
     assert cli.main(["verify", "--log-dir", str(log), "--adopt"]) == 2

@@ -161,8 +161,9 @@ def test_an_objection_cannot_be_withdrawn(ls_env, panel, tmp_path):
 
 
 def test_an_objection_withdrawn_before_any_pull_is_reported(ls_env, panel, tmp_path):
-    """The same, with no pull between "revise" and "approve": Label Studio keeps no history, so
-    the edited approval itself is the violation."""
+    """The same, with no pull between "revise" and "approve": Label Studio keeps no history, but
+    the webhook receiver logged the "revise" as it was made (``annotation.webhooks``), so the
+    change is named; without its events the edited approval itself would be the violation."""
     admin = panel.admin.client()
     log = tmp_path / "log"
     pushed = push_round(ls_env, panel, BENCH, "withdraw-early", [_cand()], STREAMVIBE, log)
@@ -170,13 +171,18 @@ def test_an_objection_withdrawn_before_any_pull_is_reported(ls_env, panel, tmp_p
     time.sleep(2.5)
     panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
     res = pull(admin, BENCH, "withdraw-early", STREAMVIBE, panel, log_dir=log)
-    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("edited_decision", "r4")]
+    assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("changed_decision", "r4")]
+    assert res.violations[0]["detail"].startswith("r4's revise (event received ")
+    assert res.violations[0]["detail"].endswith("was changed to approve before it was pulled: it "
+                                                "does not count and the version is held (an "
+                                                "objection is final for its version)")
     assert _state(log) == "violation"
 
 
 def test_a_reject_edited_to_approve_at_once_is_reported(ls_env, panel, tmp_path):
     """The same edit made straight after the reject (was: within ``EDIT_GRACE_S`` = 2 s it counted
-    as an approval and the candidate was approved): reported however fast it is."""
+    as an approval and the candidate was approved): reported however fast it is — the webhook
+    event of the reject names it."""
     admin = panel.admin.client()
     log = tmp_path / "log"
     pushed = push_round(ls_env, panel, BENCH, "withdraw-fast", [_cand()], STREAMVIBE, log)
@@ -187,7 +193,8 @@ def test_a_reject_edited_to_approve_at_once_is_reported(ls_env, panel, tmp_path)
     r4.annotations.update(id=a.id, result=build_result("approve", ALL))
     res = pull(admin, BENCH, "withdraw-fast", STREAMVIBE, panel, log_dir=log)
     assert [(v["kind"], v["reviewer"], v["annotation_id"]) for v in res.violations] == [
-        ("edited_decision", "r4", int(a.id))]
+        ("changed_decision", "r4", int(a.id))]
+    assert res.violations[0]["detail"].startswith("r4's reject (event received ")
     assert [d["reviewer"] for d in res.decisions] == ["r1", "r2", "r3"]
     assert _state(log) == "violation"
 

@@ -36,16 +36,41 @@ def test_health_and_loopback_only(ls_env):
     assert _listening_addresses(ls_env.server.port) == {"0100007F"}  # 127.0.0.1, nothing else
 
 
-def test_restart_keeps_tokens(ls_env, panel):
-    """A fixed secret key means tokens survive a restart (else every token dies)."""
+def test_restart_keeps_tokens(ls_env, panel, tmp_path):
+    """A fixed secret key means tokens survive a restart (else every token dies). The webhook
+    receiver stops after Label Studio and starts before it, on the same port: its stop record
+    says Label Studio was down, so a clean restart is no hole in the capture of a round pushed
+    before it, and decisions made after it are captured."""
+    from annotation import decision_log
+    from annotation.routing import Candidate, pull
+    from annotation.rubrics import STREAMVIBE
+    from tests.support.label_studio import decide, push_round
+
     srv: LabelStudioServer = ls_env.server
     port = srv.port
+    log = tmp_path / "log"
+    cand = Candidate("s1", 1, "I", {
+        "instruction": "Tell me when the kettle boils",
+        "turns": [{"role": "user", "t": 0.0, "text": "Tell me when the kettle boils"}],
+        "evidence_points": [{"id": "e0", "window": [1.0, 3.0], "gold_response": "It boils now."}],
+        "fps": 2.0}, ["streamvibe/clip.webm"])
+    pushed = push_round(ls_env, panel, "restart", "r1", [cand], STREAMVIBE, log)
+    receiver = srv.receiver()
     srv.stop()
     assert not _listening_addresses(port)
+    assert srv.receiver() is None and not _listening_addresses(int(receiver.url.rsplit(":", 1)[1]))
     srv.start()
     assert srv.port == port
     for m in panel.reviewers:
         assert m.client().users.whoami().id == m.user_id
+    assert srv.receiver().url == receiver.url and srv.receiver().session != receiver.session
+    states = [(r["state"], r.get("server_stopped")) for r in decision_log.chain(log)
+              if r["kind"] == "receiver"]
+    assert states == [("attach", None), ("stop", True), ("start", None)]
+    decide(panel, pushed, ("s1", 1), {f"r{i}": "approve" for i in range(1, 5)},
+           list(STREAMVIBE.criterion_keys))
+    res = pull(panel.admin.client(), "restart", "r1", STREAMVIBE, panel, log_dir=log)
+    assert res.violations == [] and len(res.decisions) == 4
 
 
 def test_another_media_root_for_a_running_server_is_refused(ls_env, tmp_path, capsys):

@@ -228,7 +228,8 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
     assert manifest["review"]["violations"] == {"task_modified": 1}
     # the log's verified head: a log cut back or edited later no longer matches the release
     head = decision_log.verify(log)
-    assert manifest["review"]["decisions_source"] == {"log_head": head, "imports": []}
+    records = len(decision_log.chain(log))
+    assert manifest["review"]["decisions_source"] == {"log_head": head, "log_records": records, "imports": []}
     assert f"verified decision log, head sha256 {head}." in (final / "README.md").read_text()
     filtered = [r for f in (final / "filtered").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
