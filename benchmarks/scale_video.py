@@ -11,7 +11,7 @@ uses), for each stage asked:
 * ``pending`` — ``benchforge build <benchmark>`` without decisions: reading, decoding, planning,
   candidates, the pending-review state with its review media;
 * ``release`` — the same build with the scripted demo panel's decisions (every candidate
-  approved: ``scripts/make_*_demo.py``), through the release and its quality gate, into the
+  approved: ``pipelines/<benchmark>/demo.py``), through the release and its quality gate, into the
   output folder that already holds its pending state (as a team builds it: pending, review,
   release; the pending row's state copied there, :func:`copy_pending`); it decodes every video
   again but makes no review copies;
@@ -59,14 +59,16 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+
+if TYPE_CHECKING:
+    from pipelines.common.benchmark import Demo
 
 from benchmarks.monitor import MB, log, python_exe, run_monitored  # noqa: E402
 from benchmarks.replicate_video import REPLICATED, replicate  # noqa: E402
@@ -104,19 +106,23 @@ class Row:
 
 # -- corpus, config, commands ---------------------------------------------------------------------
 def demo_raw(work: Path, benchmark: str) -> Path:
-    """The benchmark's demo corpus, written as ``make build-<benchmark>`` writes it."""
+    """The benchmark's demo corpus (its folder's ``demo.py``), written as ``make
+    build-<benchmark>`` writes it."""
     raw = work / "demo-raw"
     if (raw / benchmark).is_dir():
         return raw
-    if benchmark == "streamvibe":
-        import make_streamvibe_demo
-
-        make_streamvibe_demo.build(DEMO_MEDIA, raw / "streamvibe")
-    else:
-        import make_proready_demo
-
-        make_proready_demo.make_corpus(raw)
+    demo_of(benchmark).corpus(raw)
     return raw
+
+
+def demo_of(name: str) -> Demo:
+    """The benchmark's demo (:class:`pipelines.common.benchmark.Demo`); SystemExit if it has none."""
+    from pipelines.registry import benchmark
+
+    demo = benchmark(name).demo
+    if demo is None:
+        raise SystemExit(f"{name} declares no demo to scale up")
+    return demo
 
 
 def scale_config(benchmark: str, path: Path) -> Path:
@@ -148,19 +154,12 @@ def pending_state(out: Path, benchmark: str) -> Path | None:
 
 def write_decisions(state: Path, benchmark: str, folder: Path) -> list[str]:
     """``--decisions`` (and ProReady's ``--corrections``) of the scripted demo panel over
-    ``state``: every candidate approved (``scripts/make_*_demo.py``), written into ``folder``."""
+    ``state`` (the benchmark's ``demo.py``), written into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    if benchmark == "streamvibe":
-        import make_streamvibe_demo
-
-        rows = make_streamvibe_demo.decisions(state / "review_candidates.jsonl")
-        path = folder / "decisions.demo.jsonl"
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-        return ["--decisions", str(path)]
-    import make_proready_demo
-
-    decisions, corrections = make_proready_demo.make_decisions(state, folder)
-    return ["--decisions", str(decisions), "--corrections", str(corrections)]
+    decide = demo_of(benchmark).decisions
+    if decide is None:
+        raise SystemExit(f"{benchmark}'s demo gives no review decisions")
+    return list(decide(state, folder))
 
 
 # -- the floor ------------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 """The sha256 of every file of the three demo releases, built from scratch.
 
 A refactoring that claims to preserve behaviour must give the same bytes; this is how that is
-checked. It builds, in a temporary folder, the ProactiveBench demo release (both splits, as ``make
+checked. It builds, in a temporary folder, every benchmark's demo release as the ``Demo`` of its
+folder's ``demo.py`` says — the ProactiveBench demo release (both splits, as ``make
 build-proactivebench`` does), the ProReady-QA demo release (scripted demo decisions and
-corrections) and the StreamVibe demo release (scripted approvals of every candidate), and lists
+corrections) and the StreamVibe demo release (scripted approvals of every candidate) — and lists
 ``benchmark/relative path → sha256``.
 
 Text files are hashed after one normalisation, because they legitimately differ between two
@@ -33,10 +34,13 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
+
+if TYPE_CHECKING:
+    from pipelines.common.benchmark import Demo
 
 TEXT = {".md", ".json", ".jsonl", ".txt", ".csv", ".html", ".yaml"}
 # as the manifest and the card print it: "code_version": "…" / code version: `…`
@@ -73,42 +77,51 @@ def fingerprint(release: Path) -> dict[str, str]:
             for p in sorted(release.rglob("*")) if p.is_file()}
 
 
-def make_corpora(raw: Path) -> None:
-    """The three demo corpora under ``raw`` (as ``make demo-corpus`` and the video targets)."""
-    import make_demo_corpus
-    import make_proready_demo
-    import make_streamvibe_demo
+def demos() -> dict[str, Demo]:
+    """Every benchmark's demo (:class:`pipelines.common.benchmark.Demo`), found by the registry;
+    SystemExit naming a benchmark that declares none (no release of it would be fingerprinted)."""
+    from pipelines.registry import BENCHMARKS, benchmark
 
+    found = {name: getattr(benchmark(name), "demo", None) for name in BENCHMARKS}
+    missing = sorted(name for name, demo in found.items() if demo is None)
+    if missing:
+        raise SystemExit(f"no demo declared by {missing}: set `demo` on the Benchmark "
+                         "(pipelines/<benchmark>/demo.py)")
+    return {name: demo for name, demo in found.items() if demo is not None}
+
+
+def make_corpora(raw: Path) -> None:
+    """Every benchmark's demo corpus under ``raw`` (as ``make demo-corpus`` and the video
+    targets)."""
     with contextlib.redirect_stdout(io.StringIO()):
-        make_demo_corpus.main(["--out", str(raw)])
-        make_proready_demo.make_corpus(raw)
-        make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", raw / "streamvibe")
+        for demo in demos().values():
+            demo.corpus(raw)
+
+
+def build_release(name: str, raw: Path, out: Path, work: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Build ``name``'s demo release from the corpus in ``raw`` into ``out`` with ``extra`` build
+    arguments (e.g. ``--direct_num_workers=2``): a reviewed benchmark stops at its pending-review
+    state, then is built again with the scripted panel's decisions (written to ``work/<name>``).
+    The release folder."""
+    from pipelines.common.driver import run
+    from pipelines.registry import benchmark
+
+    bench = benchmark(name)
+    demo = demos()[name]
+    args = ["--raw-dir", str(raw), "--out", str(out), *demo.build_args, *extra]
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = run(bench, args)
+        if bench.reviewed:
+            if demo.decisions is None:
+                raise SystemExit(f"{name} is reviewed, but its demo gives no decisions")
+            result = run(bench, [*args, *demo.decisions(result, work / name)])
+    return result
 
 
 def build_releases(raw: Path, out: Path, work: Path) -> dict[str, Path]:
-    """Build the three demo releases from the corpora in ``raw`` into ``out`` (the scripted
-    demo decisions go to ``work``); the release folder of each benchmark."""
-    import make_proready_demo
-    import make_streamvibe_demo
-
-    from pipelines.proactivebench.build import run as run_proactivebench
-    from pipelines.proready.build import run as run_proready
-    from pipelines.streamvibe.build import run as run_streamvibe
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        pb = run_proactivebench(["--raw-dir", str(raw), "--out", str(out), "--split", "train"])
-
-        review = run_proready(["--raw-dir", str(raw), "--out", str(out)])
-        decisions, corrections = make_proready_demo.make_decisions(review, work / "pr-review")
-        pr = run_proready(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(decisions),
-                           "--corrections", str(corrections)])
-
-        pending = run_streamvibe(["--raw-dir", str(raw), "--out", str(out)])
-        log = work / "sv-decisions.demo.jsonl"
-        rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
-        log.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-        sv = run_streamvibe(["--raw-dir", str(raw), "--out", str(out), "--decisions", str(log)])
-    return {"proactivebench": pb, "proready": pr, "streamvibe": sv}
+    """Build every demo release from the corpora in ``raw`` into ``out`` (the scripted demo
+    decisions go to ``work``); the release folder of each benchmark."""
+    return {name: build_release(name, raw, out, work) for name in demos()}
 
 
 def build_all(tmp: Path) -> dict[str, dict[str, str]]:

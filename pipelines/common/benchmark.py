@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,26 @@ class PendingReview:
     media: Path | None = None  # folder of browser-playable review media, becomes media/
 
 
+@dataclass(frozen=True)
+class Demo:
+    """How a benchmark's demo release is made from the registry media alone: what its folder's
+    ``demo.py`` gives the conformance test (``tests/pipelines/test_conformance.py``), the byte
+    fingerprint of the demo releases and the command-line entry points in ``scripts/``.
+
+    Why a part of the contract: a demo that only a script outside the folder knew how to build was
+    a place a new benchmark had to be listed by name; with it every benchmark folder is built,
+    balanced, rebuilt and gated the same way, and one that cannot be is seen at once."""
+
+    # writes the demo corpus under a raw dir (the ``--raw-dir`` of the build), next to the other
+    # benchmarks' corpora there, which it leaves as they are
+    corpus: Callable[[Path], object]
+    # the build's own arguments besides --raw-dir and --out (e.g. a training split: --split train)
+    build_args: tuple[str, ...] = ()
+    # reviewed benchmarks: from a pending-review state folder and a folder it may write to, the
+    # scripted demo panel's decisions (and corrections) as build arguments (--decisions FILE …)
+    decisions: Callable[[Path, Path], tuple[str, ...]] | None = None
+
+
 class Benchmark:
     """Base class of a benchmark; see the module doc. Class attributes describe it, methods are
     the hooks the driver calls in order: ``add_arguments`` → ``check_config`` → ``prepare`` →
@@ -189,6 +210,9 @@ class Benchmark:
     # the modules holding the pipeline's steps, which local worker processes import before the
     # pipeline starts (pipelines/common/warm_workers.py)
     worker_modules: tuple[str, ...] = ()
+    # how its demo release is made; no default: every benchmark says it, and the conformance test
+    # fails one whose demo is None (a benchmark no demo builds is one no test checks end to end)
+    demo: Demo | None
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for

@@ -19,6 +19,7 @@ from typing import Any
 
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
 from pipelines.common.sources import preflight
+from pipelines.proactivebench.demo import DEMO
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline
 from pipelines.proactivebench.release import finalize
@@ -62,6 +63,7 @@ class ProactiveBench(Benchmark):
     train_outcome_folders = ("filtered_inputs", "rejected")
     unit = "episode"
     worker_modules = ("pipelines.proactivebench.pipeline", "pipelines.proactivebench.sources")
+    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",

@@ -27,6 +27,7 @@ from pipelines.common.benchmark import (
     PendingReview,
 )
 from pipelines.common.sources import ReaderConfig, preflight
+from pipelines.proready.demo import DEMO
 from pipelines.proready.generation import ITEMS, generation_config
 from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
@@ -68,6 +69,7 @@ class ProReady(Benchmark):
     reviewed = True
     unit = "item"
     worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
+    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="PATH|DATASET=PATH",

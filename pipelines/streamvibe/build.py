@@ -36,6 +36,7 @@ from pipelines.common.benchmark import (
     PendingReview,
 )
 from pipelines.common.video_sources import DATASETS
+from pipelines.streamvibe.demo import DEMO
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.negatives import supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
@@ -92,6 +93,7 @@ class StreamVibe(Benchmark):
     train_outcome_folders = ("filtered", "rejected")
     unit = "candidate"
     worker_modules = ("pipelines.streamvibe.pipeline",)
+    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",

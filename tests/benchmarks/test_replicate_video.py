@@ -10,7 +10,6 @@ would make the build look faster (or slower) per minute of video than it is.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -21,17 +20,14 @@ from core.errors import BadInput
 from pipelines.common.video_sources import DATASETS
 from pipelines.common.video_sources.base import NativeFiltered
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The StreamVibe demo raw-dir (scripts/make_streamvibe_demo.py)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import make_streamvibe_demo
+    """The StreamVibe demo raw-dir (pipelines/streamvibe/demo.py)."""
+    from pipelines.streamvibe import demo as streamvibe_demo
 
     raw = tmp_path_factory.mktemp("raw")
-    make_streamvibe_demo.build(videos, raw / "streamvibe")
+    streamvibe_demo.build(videos, raw / "streamvibe")
     return raw
 
 
@@ -87,11 +83,9 @@ def test_long_videos_repeat_the_clip_and_its_annotations(tmp_path: Path) -> None
     import yaml
 
     from core.media.video import probe_video
+    from pipelines.proready import demo as proready_demo
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import make_proready_demo
-
-    make_proready_demo.make_corpus(tmp_path / "raw")
+    proready_demo.make_corpus(tmp_path / "raw")
     summary = replicate(tmp_path / "raw", tmp_path / "long", "proready", 1, long_minutes=2)
     # vtest.avi (79.5 s) twice, bikes.mp4 (10 s) twelve times; tree.avi's header claims more
     # frames than decode (a concatenation would not keep its timeline): left as it is

@@ -344,8 +344,8 @@ SUBJECTS = {s.name: s for s in (
             ("categories.csv", "annotations/*/*.csv"), ("downloads/*/*",)),
     Subject("streamvibe", "streamvibe", streamvibe, ("manifest.jsonl", "tasks/*.json"), ("videos/*",)),
     Subject("proready", "proready", proready, ("manifest.yaml",), ("video/*",)),
-    # the video datasets in their released layouts (scripts/native_demo.py, beside StreamVibe's
-    # manifest in the StreamVibe demo corpus)
+    # the video datasets in their released layouts (pipelines/common/video_sources/demo/native.py,
+    # beside StreamVibe's manifest in the StreamVibe demo corpus)
     Subject("youcook2", "streamvibe/youcook2", video_dataset("youcook2"),
             ("annotations/*.json", "label_foodtype.csv", "splits/*.txt"), ("raw_videos/*/*/*",)),
     Subject("activitynet_captions", "streamvibe/activitynet_captions",

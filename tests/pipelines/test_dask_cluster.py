@@ -217,8 +217,7 @@ def test_a_worker_killed_mid_build_changes_no_byte(cluster: DaskCluster, tmp_pat
 def test_streamvibe_demo_on_dask(cluster: DaskCluster, demo_raw: Path, tmp_path: Path,  # noqa: F811
                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the scripted panel's decisions, then the release twice."""
-    import make_streamvibe_demo
-
+    from pipelines.streamvibe import demo as streamvibe_demo
     from pipelines.streamvibe.build import run
 
     (tmp_path / "raw").symlink_to(demo_raw)
@@ -226,7 +225,7 @@ def test_streamvibe_demo_on_dask(cluster: DaskCluster, demo_raw: Path, tmp_path:
     args = ["--config", str(config), "--raw-dir", "raw"]
     monkeypatch.chdir(tmp_path)
     pending = run([*args, "--out", "pending", "--no-review-media"])
-    rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
+    rows = streamvibe_demo.decisions(pending / "review_candidates.jsonl")
     Path("decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     since = time.time()
     embedded, remote, board = build_both(run, [*args, "--decisions", "decisions.jsonl"], cluster,
@@ -245,11 +244,10 @@ def test_proready_corpus_on_dask(cluster: DaskCluster, videos: Path, tmp_path: P
                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the demo panel's decisions and corrections, then the release
     twice; two real videos and one missing one."""
-    import make_proready_demo
-
+    from pipelines.proready import demo as proready_demo
     from pipelines.proready.build import run
 
-    by_id = {v["video_id"]: v for v in make_proready_demo.MANIFEST["videos"]}
+    by_id = {v["video_id"]: v for v in proready_demo.MANIFEST["videos"]}
     write_corpus(tmp_path / "raw", videos, [by_id["tree"], by_id["bikes"],
                                             {"video_id": "missing", "path": "video/none.mp4",
                                              "annotations": {}}])
@@ -257,7 +255,7 @@ def test_proready_corpus_on_dask(cluster: DaskCluster, videos: Path, tmp_path: P
     args = ["--config", str(config), "--raw-dir", "raw"]
     monkeypatch.chdir(tmp_path)
     pending = run([*args, "--out", "pending"])
-    decisions, corrections = make_proready_demo.make_decisions(pending, tmp_path / "review")
+    decisions, corrections = proready_demo.make_decisions(pending, tmp_path / "review")
     review = ["--decisions", str(decisions.relative_to(tmp_path)),
               "--corrections", str(corrections.relative_to(tmp_path))]
     since = time.time()

@@ -148,11 +148,11 @@ def demo_config(name: str, absolute: tuple[str, ...], folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def demo_raw(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """RAW_DIR holding the StreamVibe demo corpus (scripts/make_streamvibe_demo.py)."""
-    import make_streamvibe_demo  # scripts/ is on sys.path (tests/pipelines/proready/conftest.py)
+    """RAW_DIR holding the StreamVibe demo corpus (pipelines/streamvibe/demo.py)."""
+    from pipelines.streamvibe import demo as streamvibe_demo
 
     raw = tmp_path_factory.mktemp("raw")
-    make_streamvibe_demo.build(videos, raw / "streamvibe")
+    streamvibe_demo.build(videos, raw / "streamvibe")
     return raw
 
 
@@ -183,8 +183,7 @@ def test_streamvibe_demo_on_external_workers(pool: WorkerPool, demo_raw: Path, t
                                              monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the scripted panel's decisions, then the release twice."""
-    import make_streamvibe_demo
-
+    from pipelines.streamvibe import demo as streamvibe_demo
     from pipelines.streamvibe.build import run
 
     (tmp_path / "raw").symlink_to(demo_raw)  # typed relative to the driver's working directory
@@ -192,7 +191,7 @@ def test_streamvibe_demo_on_external_workers(pool: WorkerPool, demo_raw: Path, t
     args = ["--config", str(config), "--raw-dir", "raw"]
     monkeypatch.chdir(tmp_path)
     pending = run([*args, "--out", "pending", "--no-review-media"])
-    rows = make_streamvibe_demo.decisions(pending / "review_candidates.jsonl")
+    rows = streamvibe_demo.decisions(pending / "review_candidates.jsonl")
     Path("decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     embedded, external, board = build_both(run, [*args, "--decisions", "decisions.jsonl"], pool,
                                            tmp_path, monkeypatch, capsys)
@@ -209,11 +208,10 @@ def test_proready_corpus_on_external_workers(pool: WorkerPool, videos: Path, tmp
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the demo panel's decisions and corrections, then the release
     twice; a small corpus of two real videos and one missing one."""
-    import make_proready_demo  # scripts/ is on sys.path (tests/pipelines/proready/conftest.py)
-
+    from pipelines.proready import demo as proready_demo
     from pipelines.proready.build import run
 
-    by_id = {v["video_id"]: v for v in make_proready_demo.MANIFEST["videos"]}
+    by_id = {v["video_id"]: v for v in proready_demo.MANIFEST["videos"]}
     write_corpus(tmp_path / "raw", videos, [by_id["tree"], by_id["bikes"],
                                             {"video_id": "missing", "path": "video/none.mp4",
                                              "annotations": {}}])
@@ -221,7 +219,7 @@ def test_proready_corpus_on_external_workers(pool: WorkerPool, videos: Path, tmp
     args = ["--config", str(config), "--raw-dir", "raw"]
     monkeypatch.chdir(tmp_path)
     pending = run([*args, "--out", "pending"])
-    decisions, corrections = make_proready_demo.make_decisions(pending, tmp_path / "review")
+    decisions, corrections = proready_demo.make_decisions(pending, tmp_path / "review")
     review = ["--decisions", str(decisions.relative_to(tmp_path)),
               "--corrections", str(corrections.relative_to(tmp_path))]
     embedded, external, board = build_both(run, [*args, *review], pool, tmp_path, monkeypatch, capsys)

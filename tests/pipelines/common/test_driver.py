@@ -25,11 +25,10 @@ CONFIG = REPO / "configs" / "proactivebench.yaml"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(REPO / "scripts"))
-    import make_demo_corpus
+    from pipelines.proactivebench import demo as proactivebench_demo
 
     out = tmp_path_factory.mktemp("corpus") / "demo"
-    assert make_demo_corpus.main(["--out", str(out), "--no-check"]) == 0
+    assert proactivebench_demo.main(["--out", str(out), "--no-check"]) == 0
     return out
 
 
@@ -365,12 +364,10 @@ def test_the_pending_state_names_the_folders_as_the_user_typed_them(
     """Built from a working directory with relative ``--raw-dir`` / ``--out``, the review loop's
     next commands (status.json) use those relative paths and the repo's ``.venv/bin/benchforge``
     as the user would type them from the repo, never a resolved absolute path of the build."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    import make_streamvibe_demo
-
+    from pipelines.streamvibe import demo as streamvibe_demo
     from pipelines.streamvibe.build import run as run_streamvibe
 
-    make_streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", tmp_path / "raw" / "streamvibe")
+    streamvibe_demo.build(REPO / ".cache" / "demo-media" / "video", tmp_path / "raw" / "streamvibe")
     monkeypatch.chdir(tmp_path)
     state = run_streamvibe(["--raw-dir", "raw", "--out", "out", "--no-review-media"])
     commands = json.loads((state / "status.json").read_text())["next"]

@@ -4,7 +4,6 @@ built on them."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")
@@ -35,9 +33,9 @@ def write_corpus(root: Path, media: Path, videos: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture()
 def demo_manifest() -> dict[str, Any]:
-    import make_proready_demo
+    from pipelines.proready import demo as proready_demo
 
-    return yaml.safe_load(yaml.safe_dump(make_proready_demo.MANIFEST))
+    return yaml.safe_load(yaml.safe_dump(proready_demo.MANIFEST))
 
 
 @pytest.fixture(scope="session")

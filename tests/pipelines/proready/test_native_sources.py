@@ -6,7 +6,6 @@ field, per-dataset counts in the release, the same bytes on rebuild."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +44,10 @@ def test_repeats_of_one_native_label_get_one_text() -> None:
 def native_raw(media: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """RAW_DIR with the demo manifest under proready/ and three datasets' demo layouts beside it,
     and a config listing them."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import make_proready_demo
+    from pipelines.proready import demo as proready_demo
 
     raw = tmp_path_factory.mktemp("raw")
-    make_proready_demo.make_corpus(raw)  # the manifest and the datasets' layouts beside it
+    proready_demo.make_corpus(raw)  # the manifest and the datasets' layouts beside it
     cfg = yaml.safe_load((ROOT / "configs" / "proready.yaml").read_text())
     assert sorted(cfg["datasets"]) == ["vstream_qa", "youcook2"]  # the demo's
     cfg["datasets"]["ego4d"] = {}  # Ego4D's own videos too (the same footage as a clip)

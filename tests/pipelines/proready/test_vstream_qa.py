@@ -1,12 +1,11 @@
-"""VStream-QA's RVS-Ego files read over the Ego4D demo (scripts/native_demo.py): each clip a video
-with the Ego4D narrations inside its range in clip time, every question filtered by the paper's
-rule, and the bad inputs of the layout named by file and field."""
+"""VStream-QA's RVS-Ego files read over the Ego4D demo (pipelines/common/video_sources/demo/native.py): each
+clip a video with the Ego4D narrations inside its range in clip time, every question filtered by the
+paper's rule, and the bad inputs of the layout named by file and field."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,15 @@ from pipelines.common.video_sources.base import NativeFiltered, NativeVideo
 from pipelines.proready.vstream_qa import CLIPS, PAST_DEPENDENT, QA, VStreamQA
 from tests.pipelines.common.video_sources.conftest import listed
 
-ROOT = Path(__file__).resolve().parents[3]
 BIKES = "3f1c2a9e-5b7d-4c1e-9a2f-6d8e0b4c7a15"
 
 
 @pytest.fixture(scope="module")
 def demo(media: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import native_demo
+    from pipelines.common.video_sources.demo import native as native_layouts
 
     out = tmp_path_factory.mktemp("native")
-    native_demo.build(media, out, ["ego4d", "vstream_qa"])
+    native_layouts.build(media, out, ["ego4d", "vstream_qa"])
     return out
 
 

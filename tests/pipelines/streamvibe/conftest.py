@@ -4,7 +4,6 @@ corpus built from them, hand-made candidates, and scripted review decision logs.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")
@@ -23,11 +21,11 @@ def media(videos: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_raw(media: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """RAW_DIR holding the demo corpus (scripts/make_streamvibe_demo.py) under ``streamvibe/``."""
-    import make_streamvibe_demo
+    """RAW_DIR holding the demo corpus (pipelines/streamvibe/demo.py) under ``streamvibe/``."""
+    from pipelines.streamvibe import demo as streamvibe_demo
 
     raw = tmp_path_factory.mktemp("raw")
-    make_streamvibe_demo.build(media, raw / "streamvibe")
+    streamvibe_demo.build(media, raw / "streamvibe")
     return raw
 
 
@@ -68,10 +66,10 @@ def candidate(subtype: str = "R", evidence: list[dict[str, Any]] | None = None, 
 
 
 def approvals(review_candidates: Path, *, objections: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Scripted reviewers r1..r4 (``scripts/make_streamvibe_demo.py decisions``)."""
-    import make_streamvibe_demo
+    """Scripted reviewers r1..r4 (``pipelines/streamvibe/demo.py``)."""
+    from pipelines.streamvibe import demo as streamvibe_demo
 
-    return make_streamvibe_demo.decisions(review_candidates, objections=objections)
+    return streamvibe_demo.decisions(review_candidates, objections=objections)
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -1,22 +1,20 @@
-"""The video datasets' demo layouts (scripts/native_demo.py), made once per session from the real
-registry videos; a test that breaks one copies it first (:func:`copy_of`)."""
+"""The video datasets' demo layouts (pipelines/common/video_sources/demo/native.py), made once per
+session from the real registry videos; a test that breaks one copies it first (:func:`copy_of`)."""
 
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 @pytest.fixture(scope="session")
 def native_demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding one demo layout per dataset (``<folder>/<dataset>/``)."""
-    import native_demo as demo
+    from pipelines.common.video_sources.demo import native as demo
 
     out = tmp_path_factory.mktemp("native")
     demo.build(videos, out)

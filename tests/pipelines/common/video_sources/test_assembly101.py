@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import filecmp
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.errors import BadInput
 from pipelines.common.video_sources.assembly101 import VIEWS, Assembly101, action_clause
+from pipelines.common.video_sources.demo.assembly101 import BIKES, CAR, CUT, GONE, STRAY, TEST
 from tests.pipelines.common.video_sources.conftest import listed
-
-ROOT = Path(__file__).resolve().parents[4]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from demo_layouts.assembly101 import BIKES, CAR, CUT, GONE, STRAY, TEST  # noqa: E402
 
 TRAIN = "fine-grained-annotations/train.csv"
 VALIDATION = "fine-grained-annotations/validation.csv"
@@ -34,7 +29,7 @@ RIDE = (f"0000002,{BIKES}/C10118_rgb.mp4,000000091,000000164,0000,0000,0000,ride
 
 @pytest.fixture(scope="module")
 def demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from demo_layouts import assembly101
+    from pipelines.common.video_sources.demo import assembly101
 
     root = tmp_path_factory.mktemp("assembly101") / "assembly101"
     assembly101.write(videos, root)
@@ -120,7 +115,7 @@ def test_demo_layout_maps_every_segment_with_its_file_line_and_field(demo: Path)
 
 
 def test_the_demo_layout_is_the_same_bytes_on_every_run(demo: Path, videos: Path, tmp_path: Path) -> None:
-    from demo_layouts import assembly101
+    from pipelines.common.video_sources.demo import assembly101
 
     assembly101.write(videos, tmp_path / "again")
     cmp = filecmp.dircmp(demo, tmp_path / "again")

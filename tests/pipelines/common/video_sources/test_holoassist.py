@@ -1,7 +1,7 @@
-"""HoloAssist in its released layout (scripts/demo_layouts/holoassist.py): coarse-grained actions as
-steps and fine-grained actions as actions, each with its file and field, mistakes and the
-instructor's interventions kept, the split from the split lists, and every bad input a person can
-produce named by file and field."""
+"""HoloAssist in its released layout (pipelines/common/video_sources/demo/holoassist.py): coarse-grained
+actions as steps and fine-grained actions as actions, each with its file and field, mistakes and the
+instructor's interventions kept, the split from the split lists, and every bad input a person can produce
+named by file and field."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ VIDEO = "Export_py/Video_pitchshift.mp4"
 
 @pytest.fixture(scope="module")
 def demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from demo_layouts.holoassist import write
+    from pipelines.common.video_sources.demo.holoassist import write
 
     root = tmp_path_factory.mktemp("holoassist") / "holoassist"
     write(videos, root)
@@ -368,11 +368,11 @@ def test_files_outside_the_layout_are_named(demo: Path, tmp_path: Path) -> None:
 
 def test_the_demo_layout_is_written_identically_on_every_run(demo: Path, videos: Path,
                                                              tmp_path: Path) -> None:
-    from demo_layouts.holoassist import write
+    from pipelines.common.video_sources.demo.holoassist import write
 
     again = tmp_path / "again"
     write(videos, again)
     files = sorted(p.relative_to(demo).as_posix() for p in demo.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again).as_posix() for p in again.rglob("*") if p.is_file())
     assert all((demo / f).read_bytes() == (again / f).read_bytes() for f in files)
-    assert (ROOT / "scripts" / "demo_layouts" / "holoassist.py").is_file()
+    assert (ROOT / "pipelines" / "common" / "video_sources" / "demo" / "holoassist.py").is_file()

@@ -23,8 +23,8 @@ ACTIONS = "action_localisation"
 
 @pytest.fixture(scope="module")
 def demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo layout (scripts/demo_layouts/perception_test.py), made once for the module."""
-    from demo_layouts.perception_test import write
+    """The demo layout (pipelines/common/video_sources/demo/perception_test.py), made once for the module."""
+    from pipelines.common.video_sources.demo.perception_test import write
 
     root = tmp_path_factory.mktemp("pt") / "perception_test"
     write(videos, root)
@@ -95,7 +95,7 @@ def test_demo_layout_maps_every_action_with_its_file_and_field(demo: Path) -> No
 
 
 def test_the_demo_is_written_identically_on_every_run(demo: Path, videos: Path, tmp_path: Path) -> None:
-    from demo_layouts.perception_test import write
+    from pipelines.common.video_sources.demo.perception_test import write
 
     write(videos, tmp_path / "again")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from core.errors import BadInput
 from pipelines.common.video_sources.videocua import VideoCUA
 from pipelines.streamvibe.planner import native_record, plan_requests
-from tests.pipelines.common.video_sources.conftest import ROOT, listed
+from tests.pipelines.common.video_sources.conftest import listed
 
 NOTES, CALC, GONE, STRAY = "90011", "90012", "90013", "90014"
 NOTES_LOG = f"data/Notes/{NOTES}/action_log.json"
@@ -24,8 +23,7 @@ CALC_LOG = f"data/Calculator/{CALC}/action_log.json"
 
 
 def _write(videos: Path, root: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from demo_layouts.videocua import write
+    from pipelines.common.video_sources.demo.videocua import write
 
     write(videos, root)
     return root
@@ -33,7 +31,7 @@ def _write(videos: Path, root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def demo(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo layout (scripts/demo_layouts/videocua.py), made once for this module."""
+    """The demo layout (pipelines/common/video_sources/demo/videocua.py), made once for this module."""
     return _write(videos, tmp_path_factory.mktemp("videocua") / "videocua")
 
 

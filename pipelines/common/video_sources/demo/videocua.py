@@ -14,8 +14,8 @@ the recording's pixel positions and seconds. The platforms ("Notes", "Calculator
 has: a task whose video was never downloaded (its ``action_log.json`` alone) and a video nobody
 annotated (a task folder with ``video/`` and no log).
 
-    python -c "import sys; sys.path[:0] = ['scripts']; from pathlib import Path; \
-from demo_layouts.videocua import write; write(Path('.cache/demo-media/video'), Path('/tmp/vc'))"
+    python -c "from pathlib import Path; from pipelines.common.video_sources.demo.videocua import write; \
+write(Path('.cache/demo-media/video'), Path('/tmp/vc'))"
 """
 
 from __future__ import annotations
@@ -164,8 +164,8 @@ def log(task: str, platform: str, instruction: str, actions: list[dict[str, Any]
 def write(media: Path, root: Path) -> None:
     """The layout under ``root``, written identically on every run. ``media`` (the registry
     videos) is not used: none of them is a screen recording (module doc)."""
-    from native_demo import dump
-    from native_demo import write as write_text
+    from pipelines.common.video_sources.demo.files import dump
+    from pipelines.common.video_sources.demo.files import write as write_text
 
     write_text(root / "README.md", "VideoCUA (benchforge demo of the layout download_data.sh "
                                    "extracts; the release's raw_data/*.zip are not copied)\n")

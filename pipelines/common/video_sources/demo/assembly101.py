@@ -43,7 +43,7 @@ COARSE_CLASSES = [(0, 0, 0, "watch road", "watch", "road"),
                   (2, 2, 2, "view square", "view", "square"),
                   (3, 3, 3, "walk past bicycle", "walk past", "bicycle"),
                   (4, 4, 4, "talk in car", "talk in", "car"), (5, 5, 5, "raise hand", "raise", "hand")]
-# bikes.mp4 (its shots: scripts/native_demo.py BIKES_SHOTS), frames at 30 fps: (start, end, action_id)
+# bikes.mp4 (its shots: demo/native.py BIKES_SHOTS), frames at 30 fps: (start, end, action_id)
 BIKES_ACTIONS = [(36, 91, 0),    # 1.2-3.04 s: a cyclist rides past cars in traffic
                  (36, 91, 1),
                  (91, 164, 0),   # 3.04-5.48 s: a cyclist rides on and crosses in front of a car
@@ -59,8 +59,8 @@ CAR_COARSE = {"assembly": [(0, 69, "talk in car"), (69, 120, "raise hand")]}
 def write(media: Path, root: Path) -> None:
     """The demo layout of Assembly101 under ``root`` (module doc), from the registry videos in
     ``media``; the same bytes on every run."""
-    from native_demo import remux
-    from native_demo import write as write_text
+    from pipelines.common.video_sources.demo.files import remux
+    from pipelines.common.video_sources.demo.files import write as write_text
 
     fine_dir, coarse_dir = root / "fine-grained-annotations", root / "coarse-annotations"
     write_text(fine_dir / "actions.csv", "id,action_id,verb_id,noun_id,action_cls,verb_cls,noun_cls\n"

@@ -12,8 +12,9 @@ demo's own, not classes of the real vocabulary. The demo carries the bad inputs 
 has: a listed video never downloaded, a download shorter than its annotation, a video with no
 action segments, a test-split video (segments withheld) and a video nobody annotated.
 
-    python -c "import sys; sys.path[:0] = ['scripts']; from pathlib import Path; \
-from demo_layouts.perception_test import write; write(Path('.cache/demo-media/video'), Path('/tmp/pt'))"
+    python -c "from pathlib import Path; \
+from pipelines.common.video_sources.demo.perception_test import write; \
+write(Path('.cache/demo-media/video'), Path('/tmp/pt'))"
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CLASSES = {"Talking to the camera": 0, "Raising a hand": 1, "Tilting the head": 
            "Riding a bicycle": 3, "Walking past something": 4}
 CAR_ACTIONS = [(0.0, 2.3, "Talking to the camera"), (2.3, 3.2, "Raising a hand"),
                (3.2, 4.0, "Tilting the head")]
-# bikes.mp4's shots (scene cuts measured by frame differencing: scripts/native_demo.py BIKES_SHOTS)
+# bikes.mp4's shots (scene cuts measured by frame differencing: demo/native.py BIKES_SHOTS)
 BIKES_ACTIONS = [(1.2, 3.04, "Riding a bicycle"), (3.04, 5.48, "Riding a bicycle"),
                  (7.48, 9.68, "Walking past something")]
 
@@ -56,8 +57,8 @@ def _entry(vid: str, split: str, fps: float, frames: int, height: int, width: in
 def write(media: Path, root: Path) -> None:
     """The layout under ``root`` (annotation files at the root, the videos in ``videos/``),
     written identically on every run."""
-    from native_demo import dump, remux
-    from native_demo import write as write_text
+    from pipelines.common.video_sources.demo.files import dump, remux
+    from pipelines.common.video_sources.demo.files import write as write_text
 
     car = _segments(CAR_ACTIONS, CAR_FPS, 0)
     bikes = _segments(BIKES_ACTIONS, BIKES_FPS, 3)

@@ -6,7 +6,7 @@ lists of ``data-splits-v1_2.zip`` unpacked at the root, and one recording folder
 The release's videos are MP4 (H.264), and a stream copy cannot put ``vtest.avi`` (MS-MPEG4) or
 ``tree.avi`` (Cinepak) into MP4, so only ``bikes.mp4`` (10 s of street cycling, five shots) and
 ``carphone_distorted.mp4`` (4 s, a man talking in a car) are used. The actions describe what those
-videos show (their 1 FPS frames; ``native_demo.BIKES_SHOTS`` / ``CARPHONE``); the utterances are
+videos show (their 1 FPS frames; ``native.BIKES_SHOTS`` / ``CARPHONE``); the utterances are
 transcribed ``*unintelligible*`` with low confidence — a value the README itself shows — since the
 demo videos carry no instructor's voice, and their purposes are the demo's own. Besides the usable
 videos the folder holds what a real download has: an annotated video never downloaded, a download
@@ -56,7 +56,7 @@ def _entry(name: str, task: str, raw: str, whole: int, fps: float, size: tuple[i
             "events": events}
 
 
-# bikes.mp4: shots at 1.2, 3.04, 5.48, 7.48 s (native_demo.BIKES_SHOTS)
+# bikes.mp4: shots at 1.2, 3.04, 5.48, 7.48 s (native.BIKES_SHOTS)
 BIKES_EVENTS = [
     _event(1, "Narration", 0.0, 9.9, {"Long form description": (
         "A cyclist rides along a city street between cars and crosses in front of a stopped car. "
@@ -72,7 +72,7 @@ BIKES_EVENTS = [
     _fine(8, 7.5, 9.6, "walk_past", "bicycle"),
 ]
 # carphone_distorted.mp4: a man in a suit and red bow tie talks in a car; from about 2.3 s he raises
-# a hand by the window and tilts his head (native_demo.CARPHONE)
+# a hand by the window and tilts his head (native.CARPHONE)
 CAR_EVENTS = [
     _event(1, "Narration", 0.0, 4.0, {"Long form description": (
         "A man in a dark suit and red bow tie sits in a car and talks. He raises a hand by the "
@@ -88,8 +88,8 @@ QUIET_EVENTS = [CAR_EVENTS[0], _talk(2, 0.5, 1.5, "student-start-conversation_ot
 
 def write(media: Path, root: Path) -> None:
     """The HoloAssist demo folder at ``root`` from the registry videos in ``media``."""
-    from native_demo import dump, remux
-    from native_demo import write as write_text
+    from pipelines.common.video_sources.demo.files import dump, remux
+    from pipelines.common.video_sources.demo.files import write as write_text
 
     bikes = ("00:00:10.00", 10, 25.0, (640, 272))
     car = ("00:00:04.00", 4, 29.97, (176, 144))

@@ -1,6 +1,7 @@
 """Tiny copies of the video datasets' released layouts, made from the real registry videos.
 
-    python scripts/native_demo.py --media .cache/demo-media/video --out demo_corpus/streamvibe
+    python -m pipelines.common.video_sources.demo.native --media .cache/demo-media/video \
+        --out demo_corpus/streamvibe
 
 No registry ships YouCook2, ActivityNet, Charades, Ego4D or VStream-QA footage, so each folder holds the
 dataset's *layout* (file names, JSON / CSV fields, video paths, exactly as the official release
@@ -20,41 +21,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# bikes.mp4: scene cuts measured by frame differencing (scripts/make_streamvibe_demo.py)
+from pipelines.common.video_sources.demo.files import dump, remux, write
+
+# bikes.mp4: scene cuts measured by frame differencing (pipelines/streamvibe/demo.py)
 BIKES_SHOTS = [(0, 1.2, "an overhead view of a road"),
                (1.2, 3.04, "a cyclist rides past cars in traffic"),
                (3.04, 5.48, "a cyclist crosses in front of a stopped car"),
                (5.48, 7.48, "a wide shot of a square behind a railing"),
                (7.48, 9.68, "people walk past a bicycle parked against a wall")]
-
-
-def remux(src: Path, dst: Path, start: float = 0.0, length: float | None = None) -> None:
-    """``src`` stream-copied into ``dst``'s container (optionally a clip from the key frame at
-    ``start``), written identically on every run."""
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
-        raise SystemExit("ffmpeg not found: run `make setup` (scripts/setup_system.sh video)")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [ffmpeg, "-v", "error", "-y", "-fflags", "+bitexact", "-ss", f"{start:g}", "-i", str(src)]
-    cmd += (["-t", f"{length:g}"] if length else []) + [
-        "-map", "0:v", "-c", "copy", "-map_metadata", "-1", "-fflags", "+bitexact", str(dst)]
-    subprocess.run(cmd, check=True)
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def dump(obj: Any) -> str:
-    return json.dumps(obj, indent=1, sort_keys=True) + "\n"
 
 
 # -- YouCook2 (docs/sources.md §youcook2) -------------------------------------------------------
@@ -298,9 +277,9 @@ def vstream_qa(media: Path, root: Path) -> None:
 
 
 def _layout(name: str) -> Callable[[Path, Path], None]:
-    """The writer of a dataset whose demo layout has a module of its own (scripts/demo_layouts/)."""
+    """The writer of a dataset whose demo layout has a module of its own (beside this one)."""
     def write_layout(media: Path, root: Path) -> None:
-        importlib.import_module(f"demo_layouts.{name}").write(media, root)
+        importlib.import_module(f"pipelines.common.video_sources.demo.{name}").write(media, root)
     return write_layout
 
 
