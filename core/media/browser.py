@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +47,9 @@ def browser_copies(copies: Sequence[BrowserCopy], threads: int = 1) -> list[Vide
     if threads <= 1 or len(copies) <= 1:
         return [one(c) for c in copies]
     with ThreadPoolExecutor(min(threads, len(copies))) as pool:
-        return list(pool.map(one, copies))
+        futures = [pool.submit(one, c) for c in copies]
+        wait(futures)  # not pool.map: its iterator cancels the copies not started when one fails
+    return [f.result() for f in futures]
 
 
 def transcode_for_browser(

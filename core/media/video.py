@@ -51,6 +51,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -190,9 +191,19 @@ class CausalFrames:
 # decoding
 
 
+_STDERR_SWAP = threading.Lock()  # file descriptor 2 is the process's: one swap at a time
+
+
 @contextmanager
 def _stderr_to_log() -> Iterator[None]:
-    """Send what native code writes to stderr (file descriptor 2) to the log for a moment."""
+    """Send what native code writes to stderr (file descriptor 2) to the log for a moment. One
+    thread at a time: two interleaved swaps would leave fd 2 pointing at a deleted temp file
+    (threads open videos at once: review copies, the release gate)."""
+    with _STDERR_SWAP:
+        yield from _swapped_stderr()
+
+
+def _swapped_stderr() -> Iterator[None]:
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as sink:
