@@ -67,6 +67,7 @@ import httpx
 
 from annotation import decision_log
 from core.files import canonical_json, write_atomic
+from core.loopback import free_port, port_busy
 
 EVENTS_PATH = "/benchforge/events"
 HEADER = "X-Benchforge-Webhook"
@@ -315,16 +316,6 @@ class ReceiverInfo:
         return self.url + EVENTS_PATH
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
 def health(url: str, timeout: float = 2.0) -> str | None:
     """The session of the receiver answering at ``url``, or None."""
     try:
@@ -363,10 +354,8 @@ def start(state_dir: Path, media_root: Path, ls_port: int | None, timeout: float
     with contextlib.suppress(OSError, ValueError):
         last = json.loads(sf.read_text(encoding="utf-8"))
     port = int(last.get("port", 0))
-    if not port or not _port_free(port):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
+    if not port or port_busy(port):
+        port = free_port()
     token = str(last.get("token") or (old.token if old else "") or secrets.token_urlsafe(32))
     write_atomic(sf, json.dumps({"port": port, "token": token}), mode=0o600)
     (state_dir / "session").unlink(missing_ok=True)

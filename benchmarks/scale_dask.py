@@ -43,7 +43,6 @@ import platform
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -63,6 +62,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.monitor import MB, SAMPLE_INTERVAL_S, log, python_exe, run_monitored, tree_sampler  # noqa: E402
 from benchmarks.replicate_corpus import DEFAULT_CONFIG, parse_factors, replicate  # noqa: E402
 from benchmarks.scale_proactivebench import find_release, parse_scales, write_config  # noqa: E402
+from core.loopback import free_port  # noqa: E402
 
 DASK = Path(python_exe()).with_name("dask")
 
@@ -98,12 +98,6 @@ class Row:
 
 
 # -- a local cluster ---------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LocalDaskCluster:
     """``dask scheduler`` and ``workers`` × ``dask worker --nworkers 1 --nthreads 1`` on
     127.0.0.1, each on ports of its own, in a clean environment (PATH and HOME) and a folder of

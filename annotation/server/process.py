@@ -24,7 +24,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ import httpx
 
 from annotation.server.credential_store import CredentialStore, LabelStudioError, token_file_path
 from annotation.server.venv import ensure_venv
+from core.loopback import free_port, port_busy
 
 DEFAULT_ADMIN_EMAIL = "admin@benchforge.local"
 PID_FILE_NAME = "benchforge-server.json"
@@ -61,25 +61,6 @@ def banned_subnets() -> list[str]:
 
 
 _STARTED_RE = re.compile(r"Starting development server at http://([\d.]+):(\d+)/")
-
-
-def free_port() -> int:
-    """A currently free loopback port (LS would silently move to the next one if busy)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _port_busy(port: int) -> bool:
-    """True if something listens on 127.0.0.1:port. SO_REUSEADDR (as Django's server sets it)
-    so that TIME_WAIT leftovers of a server we just stopped do not count as busy."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-        return False
 
 
 def _pid_alive(pid: int) -> bool:
@@ -221,7 +202,7 @@ class LabelStudioServer:
         exe = (ensure_venv(self.venv) if self.install else Path(self.venv)) / "bin" / "label-studio"
         if self.port is None:
             self.port = free_port()
-        elif _port_busy(self.port):
+        elif port_busy(self.port):
             raise LabelStudioError(f"port {self.port} on 127.0.0.1 is busy; pick another --port")
         if self.requested_media_root is None:
             self.media_root.mkdir(exist_ok=True, mode=0o700)

@@ -19,7 +19,7 @@ from annotation.approval import statuses
 from annotation.label_config import build_result
 from annotation.routing import Candidate, pull
 from annotation.rubrics import STREAMVIBE
-from tests.support.label_studio import decide, push_round
+from tests.support.label_studio import decide, kettle_candidate, push_round
 
 pytestmark = pytest.mark.label_studio
 ALL = list(STREAMVIBE.criterion_keys)
@@ -27,13 +27,6 @@ BENCH = "integrity"
 KEY = ("s1", 1)
 FOUR = {f"r{i}": "approve" for i in range(1, 5)}
 
-
-def _cand(sid: str = "s1") -> Candidate:
-    return Candidate(sid, 1, "I", {
-        "instruction": f"Tell me when the kettle boils ({sid})",
-        "turns": [{"role": "user", "t": 0.0, "text": "Tell me when the kettle boils"}],
-        "evidence_points": [{"id": "e0", "window": [1.0, 3.0], "gold_response": "It boils now."}],
-        "fps": 2.0}, ["streamvibe/clip.webm"])
 
 
 def _state(log: Path) -> str:
@@ -53,7 +46,7 @@ def test_editing_what_reviewers_see_is_reported(ls_env, panel, tmp_path, field):
     ``task_modified`` naming the field, and the four approvals do not make it approved."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, f"patch-{field}", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, f"patch-{field}", [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, FOUR, ALL)
     tid = pushed.task_id("r3", KEY)
     data = dict(admin.tasks.get(id=str(tid)).data)
@@ -85,7 +78,7 @@ def test_editing_what_reviewers_see_is_reported(ls_env, panel, tmp_path, field):
 def test_replaced_media_file_is_reported_and_stays_void(ls_env, panel, tmp_path):
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "media", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "media", [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, FOUR, ALL)
     rec = decision_log.read_pushes(log)[0]
     stored = Path(rec["media_root"]) / rec["media"][0]["path"]
@@ -104,7 +97,7 @@ def test_edited_label_config_is_reported_and_push_refuses_the_project(ls_env, pa
     decisions there for good, and a re-push to that round is refused."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "config", [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, FOUR, ALL)
     project = pushed.projects["r2"]
     config = admin.projects.get(id=project).label_config
@@ -114,7 +107,7 @@ def test_edited_label_config_is_reported_and_push_refuses_the_project(ls_env, pa
     assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
     assert _state(log) == "violation"
     with pytest.raises(ValueError, match="edited after push"):
-        push_round(ls_env, panel, BENCH, "config", [_cand()], STREAMVIBE, log)
+        push_round(ls_env, panel, BENCH, "config", [kettle_candidate()], STREAMVIBE, log)
     admin.projects.update(id=project, label_config=config)
     res = pull(admin, BENCH, "config", STREAMVIBE, panel, log_dir=log)
     assert [(v["kind"], v["reviewer"]) for v in res.violations] == [("project_modified", "r2")]
@@ -123,7 +116,7 @@ def test_edited_label_config_is_reported_and_push_refuses_the_project(ls_env, pa
 def test_deleting_another_reviewers_reject_is_reported_and_it_still_counts(ls_env, panel, tmp_path):
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "delete", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "delete", [kettle_candidate()], STREAMVIBE, log)
     ids = decide(panel, pushed, KEY, {**FOUR, "r2": "reject"}, ALL, comment="not visible")
     pull(admin, BENCH, "delete", STREAMVIBE, panel, log_dir=log)
     assert _state(log) == "excluded"
@@ -148,7 +141,7 @@ def test_an_objection_cannot_be_withdrawn(ls_env, panel, tmp_path):
     version 2, which all four review)."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "withdraw", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "withdraw", [kettle_candidate()], STREAMVIBE, log)
     ids = decide(panel, pushed, KEY, {**FOUR, "r4": "revise"}, ALL, comment="t_e too late")
     pull(admin, BENCH, "withdraw", STREAMVIBE, panel, log_dir=log)
     panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
@@ -166,7 +159,7 @@ def test_an_objection_withdrawn_before_any_pull_is_reported(ls_env, panel, tmp_p
     change is named; without its events the edited approval itself would be the violation."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "withdraw-early", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "withdraw-early", [kettle_candidate()], STREAMVIBE, log)
     ids = decide(panel, pushed, KEY, {**FOUR, "r4": "revise"}, ALL)
     time.sleep(2.5)
     panel.reviewer("r4").client().annotations.update(id=ids["r4"], result=build_result("approve", ALL))
@@ -185,7 +178,7 @@ def test_a_reject_edited_to_approve_at_once_is_reported(ls_env, panel, tmp_path)
     event of the reject names it."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "withdraw-fast", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "withdraw-fast", [kettle_candidate()], STREAMVIBE, log)
     r4 = panel.reviewer("r4").client()
     decide(panel, pushed, KEY, {k: v for k, v in FOUR.items() if k != "r4"}, ALL)
     a = r4.annotations.create(id=pushed.task_id("r4", KEY), lead_time=5.0,
@@ -200,7 +193,7 @@ def test_a_reject_edited_to_approve_at_once_is_reported(ls_env, panel, tmp_path)
 
 
 def _cand_v2() -> Candidate:
-    c = _cand()
+    c = kettle_candidate()
     return Candidate(c.sample_id, 2, c.task_type, {**c.content, "instruction": "Say when it boils"},
                      c.media)
 
@@ -214,7 +207,7 @@ def test_version_1_approvals_moved_to_version_2_are_reported(ls_env, panel, tmp_
     admin = panel.admin.client()
     rnd = f"move-{pulled_before}"
     log = tmp_path / "log"
-    v1 = push_round(ls_env, panel, BENCH, rnd, [_cand()], STREAMVIBE, log)
+    v1 = push_round(ls_env, panel, BENCH, rnd, [kettle_candidate()], STREAMVIBE, log)
     ids = decide(panel, v1, KEY, FOUR, ALL)
     if pulled_before:
         pull(admin, BENCH, rnd, STREAMVIBE, panel, log_dir=log)
@@ -237,7 +230,8 @@ def test_a_decision_moved_to_another_sample_of_the_same_push_is_reported(ls_env,
     push, so only the log's memory of where it was pulled can tell."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "move-sample", [_cand("s1"), _cand("s2")], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "move-sample",
+                        [kettle_candidate("s1"), kettle_candidate("s2")], STREAMVIBE, log)
     ids = decide(panel, pushed, KEY, FOUR, ALL)
     decide(panel, pushed, ("s2", 1), {k: v for k, v in FOUR.items() if k != "r1"}, ALL)
     pull(admin, BENCH, "move-sample", STREAMVIBE, panel, log_dir=log)
@@ -254,7 +248,8 @@ def test_a_decision_moved_to_another_sample_of_the_same_push_is_reported(ls_env,
 def test_decisions_in_another_reviewers_project_deleted_and_foreign_tasks(ls_env, panel, tmp_path):
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "projects", [_cand("s1"), _cand("s2")], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "projects",
+                        [kettle_candidate("s1"), kettle_candidate("s2")], STREAMVIBE, log)
     # r2 decides in r1's project as well (Community lets every member open every project)
     panel.reviewer("r2").client().annotations.create(
         id=pushed.task_id("r1", KEY), result=build_result("approve", ALL), lead_time=1.0)

@@ -21,22 +21,15 @@ import pytest
 from annotation import cli, decision_log, webhooks
 from annotation.approval import statuses
 from annotation.label_config import build_result
-from annotation.routing import Candidate, pull
+from annotation.routing import pull
 from annotation.rubrics import STREAMVIBE
-from tests.support.label_studio import decide, push_round
+from tests.support.label_studio import decide, kettle_candidate, push_round
 
 ALL = list(STREAMVIBE.criterion_keys)
 BENCH = "events"
 KEY = ("s1", 1)
 THREE = {f"r{i}": "approve" for i in range(1, 4)}
 
-
-def _cand(sid: str = "s1") -> Candidate:
-    return Candidate(sid, 1, "I", {
-        "instruction": f"Tell me when the kettle boils ({sid})",
-        "turns": [{"role": "user", "t": 0.0, "text": "Tell me when the kettle boils"}],
-        "evidence_points": [{"id": "e0", "window": [1.0, 3.0], "gold_response": "It boils now."}],
-        "fps": 2.0}, ["streamvibe/clip.webm"])
 
 
 def _events(log: Path) -> list[dict]:
@@ -55,7 +48,7 @@ def test_the_receiver_records_every_event_as_it_happens(ls_env, panel, tmp_path,
     request that made them returns; the record keeps the decision and the result's hash, never
     the comment (it may hold an e-mail address); verify covers the records."""
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "record", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "record", [kettle_candidate()], STREAMVIBE, log)
     assert pushed.events == ls_env.server.receiver().session
     recs = decision_log.chain(log)
     attach = recs[0]
@@ -98,7 +91,7 @@ def test_a_reject_deleted_and_made_again_as_an_approval_is_reported(ls_env, pane
     version is held, and stays so at every later pull."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "remade", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "remade", [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, THREE, ALL)
     r4 = panel.reviewer("r4").client()
     first = r4.annotations.create(id=pushed.task_id("r4", KEY), lead_time=4.0,
@@ -124,7 +117,8 @@ def test_an_annotation_patched_onto_another_task_before_any_pull_is_reported(ls_
     after s2's push and never pulled, so only the events can tell (was: counted for s2)."""
     admin = panel.admin.client()
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "patched", [_cand("s1"), _cand("s2")], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "patched",
+                        [kettle_candidate("s1"), kettle_candidate("s2")], STREAMVIBE, log)
     ids = decide(panel, pushed, KEY, {"r1": "approve"}, ALL)
     decide(panel, pushed, ("s2", 1), {"r2": "approve", "r3": "approve", "r4": "approve"}, ALL)
     s1_task, s2_task = pushed.task_id("r1", KEY), pushed.task_id("r1", ("s2", 1))
@@ -144,7 +138,7 @@ def test_a_log_with_events_edited_by_hand_is_refused_naming_the_record(ls_env, p
     """An event record rewritten (a reject made an approve), or dropped: every reader refuses the
     log, naming the record."""
     log = tmp_path / "log"
-    pushed = push_round(ls_env, panel, BENCH, "tamper", [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, "tamper", [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, {"r4": "reject", "r3": "approve"}, ALL)  # r4's is not the last
     lines = (log / decision_log.CHAIN).read_text().splitlines()
     n = next(i for i, line in enumerate(lines, 1) if '"ANNOTATION_CREATED"' in line)
@@ -252,7 +246,7 @@ def test_a_decision_made_while_the_receiver_was_down_is_a_gap(ls_env, panel, tmp
     admin = panel.admin.client()
     log = tmp_path / "log"
     rnd = f"down-{how}"
-    pushed = push_round(ls_env, panel, BENCH, rnd, [_cand()], STREAMVIBE, log)
+    pushed = push_round(ls_env, panel, BENCH, rnd, [kettle_candidate()], STREAMVIBE, log)
     decide(panel, pushed, KEY, {"r1": "approve", "r3": "approve", "r4": "approve"}, ALL)
     _receiver_down(ls_env, how)
     try:

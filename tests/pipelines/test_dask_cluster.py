@@ -33,14 +33,14 @@ import psutil
 import pytest
 from distributed import Client
 
-from tests.pipelines.proready.conftest import write_corpus
 from tests.pipelines.test_external_workers import (  # noqa: F401 - demo_raw is a fixture
     assert_no_absolute_path,
     assert_same_bytes,
     build_both,
-    demo_config,
     demo_raw,
     free_port,
+    proready_release_args,
+    streamvibe_release_args,
     wait_for_port,
 )
 
@@ -217,19 +217,11 @@ def test_a_worker_killed_mid_build_changes_no_byte(cluster: DaskCluster, tmp_pat
 def test_streamvibe_demo_on_dask(cluster: DaskCluster, demo_raw: Path, tmp_path: Path,  # noqa: F811
                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the scripted panel's decisions, then the release twice."""
-    from pipelines.streamvibe import demo as streamvibe_demo
     from pipelines.streamvibe.build import run
 
-    (tmp_path / "raw").symlink_to(demo_raw)
-    config = demo_config("streamvibe", ("intents", "prompt"), tmp_path)
-    args = ["--config", str(config), "--raw-dir", "raw"]
-    monkeypatch.chdir(tmp_path)
-    pending = run([*args, "--out", "pending", "--no-review-media"])
-    rows = streamvibe_demo.decisions(pending / "review_candidates.jsonl")
-    Path("decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = streamvibe_release_args(demo_raw, tmp_path, monkeypatch)
     since = time.time()
-    embedded, remote, board = build_both(run, [*args, "--decisions", "decisions.jsonl"], cluster,
-                                         tmp_path, monkeypatch, capsys)
+    embedded, remote, board = build_both(run, args, cluster, tmp_path, monkeypatch, capsys)
     manifest = json.loads((remote / "manifest.json").read_text())
     assert sum(c["kept"] for c in manifest["counts"].values()) == 12
     assert manifest["counts"] == json.loads((embedded / "manifest.json").read_text())["counts"]
@@ -244,22 +236,11 @@ def test_proready_corpus_on_dask(cluster: DaskCluster, videos: Path, tmp_path: P
                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the demo panel's decisions and corrections, then the release
     twice; two real videos and one missing one."""
-    from pipelines.proready import demo as proready_demo
     from pipelines.proready.build import run
 
-    by_id = {v["video_id"]: v for v in proready_demo.MANIFEST["videos"]}
-    write_corpus(tmp_path / "raw", videos, [by_id["tree"], by_id["bikes"],
-                                            {"video_id": "missing", "path": "video/none.mp4",
-                                             "annotations": {}}])
-    config = demo_config("proready", ("prompts_dir",), tmp_path)
-    args = ["--config", str(config), "--raw-dir", "raw"]
-    monkeypatch.chdir(tmp_path)
-    pending = run([*args, "--out", "pending"])
-    decisions, corrections = proready_demo.make_decisions(pending, tmp_path / "review")
-    review = ["--decisions", str(decisions.relative_to(tmp_path)),
-              "--corrections", str(corrections.relative_to(tmp_path))]
+    args = proready_release_args(videos, tmp_path, monkeypatch)
     since = time.time()
-    embedded, remote, board = build_both(run, [*args, *review], cluster, tmp_path, monkeypatch, capsys)
+    embedded, remote, board = build_both(run, args, cluster, tmp_path, monkeypatch, capsys)
     manifest = json.loads((remote / "manifest.json").read_text())
     assert manifest["counts"]["videos"] == {"inputs": 3, "kept": 2, "filtered": 0, "rejected": 1}
     assert manifest["counts"]["items"]["kept"] > 0

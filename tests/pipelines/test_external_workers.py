@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
+from core.loopback import free_port
 from tests.pipelines.proready.conftest import write_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,12 +54,6 @@ class WorkerPool:
     def workers_started(self) -> int:
         """How many SDK worker processes the pool has started so far (one line each in its log)."""
         return self.log.read_text().count("Starting worker with command")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, log: Path, limit_s: float = 30.0) -> None:
@@ -179,10 +174,10 @@ def test_proactivebench_demo_on_external_workers(pool: WorkerPool, tmp_path: Pat
     assert "read quickdraw: 8/8 (100%)" in board and "episodes kept: 36" in board
 
 
-def test_streamvibe_demo_on_external_workers(pool: WorkerPool, demo_raw: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """Pending review (embedded), the scripted panel's decisions, then the release twice."""
+def streamvibe_release_args(demo_raw: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The StreamVibe demo's pending state built (embedded) in ``tmp_path``, the working
+    directory from now on, and the release's arguments with the scripted panel's decisions, every
+    path relative to it."""
     from pipelines.streamvibe import demo as streamvibe_demo
     from pipelines.streamvibe.build import run
 
@@ -193,8 +188,37 @@ def test_streamvibe_demo_on_external_workers(pool: WorkerPool, demo_raw: Path, t
     pending = run([*args, "--out", "pending", "--no-review-media"])
     rows = streamvibe_demo.decisions(pending / "review_candidates.jsonl")
     Path("decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    embedded, external, board = build_both(run, [*args, "--decisions", "decisions.jsonl"], pool,
-                                           tmp_path, monkeypatch, capsys)
+    return [*args, "--decisions", "decisions.jsonl"]
+
+
+def proready_release_args(videos: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A ProReady corpus of two real videos and one missing one, its pending state built
+    (embedded) in ``tmp_path``, the working directory from now on, and the release's arguments
+    with the demo panel's decisions and corrections, every path relative to it."""
+    from pipelines.proready import demo as proready_demo
+    from pipelines.proready.build import run
+
+    by_id = {v["video_id"]: v for v in proready_demo.MANIFEST["videos"]}
+    write_corpus(tmp_path / "raw", videos, [by_id["tree"], by_id["bikes"],
+                                            {"video_id": "missing", "path": "video/none.mp4",
+                                             "annotations": {}}])
+    config = demo_config("proready", ("prompts_dir",), tmp_path)
+    args = ["--config", str(config), "--raw-dir", "raw"]
+    monkeypatch.chdir(tmp_path)
+    pending = run([*args, "--out", "pending"])
+    decisions, corrections = proready_demo.make_decisions(pending, tmp_path / "review")
+    return [*args, "--decisions", str(decisions.relative_to(tmp_path)),
+            "--corrections", str(corrections.relative_to(tmp_path))]
+
+
+def test_streamvibe_demo_on_external_workers(pool: WorkerPool, demo_raw: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Pending review (embedded), the scripted panel's decisions, then the release twice."""
+    from pipelines.streamvibe.build import run
+
+    args = streamvibe_release_args(demo_raw, tmp_path, monkeypatch)
+    embedded, external, board = build_both(run, args, pool, tmp_path, monkeypatch, capsys)
     manifest = json.loads((external / "manifest.json").read_text())
     assert sum(c["kept"] for c in manifest["counts"].values()) == 12
     assert manifest["counts"] == json.loads((embedded / "manifest.json").read_text())["counts"]
@@ -208,21 +232,10 @@ def test_proready_corpus_on_external_workers(pool: WorkerPool, videos: Path, tmp
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Pending review (embedded), the demo panel's decisions and corrections, then the release
     twice; a small corpus of two real videos and one missing one."""
-    from pipelines.proready import demo as proready_demo
     from pipelines.proready.build import run
 
-    by_id = {v["video_id"]: v for v in proready_demo.MANIFEST["videos"]}
-    write_corpus(tmp_path / "raw", videos, [by_id["tree"], by_id["bikes"],
-                                            {"video_id": "missing", "path": "video/none.mp4",
-                                             "annotations": {}}])
-    config = demo_config("proready", ("prompts_dir",), tmp_path)
-    args = ["--config", str(config), "--raw-dir", "raw"]
-    monkeypatch.chdir(tmp_path)
-    pending = run([*args, "--out", "pending"])
-    decisions, corrections = proready_demo.make_decisions(pending, tmp_path / "review")
-    review = ["--decisions", str(decisions.relative_to(tmp_path)),
-              "--corrections", str(corrections.relative_to(tmp_path))]
-    embedded, external, board = build_both(run, [*args, *review], pool, tmp_path, monkeypatch, capsys)
+    args = proready_release_args(videos, tmp_path, monkeypatch)
+    embedded, external, board = build_both(run, args, pool, tmp_path, monkeypatch, capsys)
     manifest = json.loads((external / "manifest.json").read_text())
     assert manifest["counts"]["videos"] == {"inputs": 3, "kept": 2, "filtered": 0, "rejected": 1}
     assert manifest["counts"]["items"]["kept"] > 0

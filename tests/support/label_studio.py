@@ -76,6 +76,15 @@ def panel(ls_env: LSEnv) -> Panel:
     return ensure_panel(ls_env.server.url, ls_env.config)
 
 
+def kettle_candidate(sid: str = "s1") -> Candidate:
+    """A StreamVibe candidate of one evidence point, version 1, for the review-loop tests."""
+    return Candidate(sid, 1, "I", {
+        "instruction": f"Tell me when the kettle boils ({sid})",
+        "turns": [{"role": "user", "t": 0.0, "text": "Tell me when the kettle boils"}],
+        "evidence_points": [{"id": "e0", "window": [1.0, 3.0], "gold_response": "It boils now."}],
+        "fps": 2.0}, ["streamvibe/clip.webm"])
+
+
 def push_round(ls_env: LSEnv, panel: Panel, benchmark: str, review_round: str,
                cands: list[Candidate], rubric: Rubric, log_dir: Path,
                media_dir: Path | None = None) -> PushResult:
