@@ -33,9 +33,11 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from annotation.rubrics import Rubric
 from annotation.server import (
     LabelStudioError,
     LabelStudioServer,
@@ -141,7 +143,6 @@ def cmd_push(args: argparse.Namespace) -> int:
     relative to ``--media-dir`` (default: ``media/`` beside the candidates file, where the
     builds' pending-review state keeps them)."""
     from annotation.routing import PushError, push
-    from annotation.rubrics import get_rubric
 
     cfg = _config(args)
     root = _media_root(cfg, args)
@@ -149,7 +150,7 @@ def cmd_push(args: argparse.Namespace) -> int:
     cands = read_candidates(args.candidates)
     media_dir = Path(args.media_dir) if args.media_dir else Path(args.candidates).parent / "media"
     try:
-        res = push(panel.admin.client(), args.benchmark, args.round, cands, get_rubric(args.rubric),
+        res = push(panel.admin.client(), args.benchmark, args.round, cands, args.rubric_of(args.rubric),
                    reviewers=[m.pseudonym for m in panel.reviewers], media_root=root,
                    media_dir=media_dir, log_dir=args.log_dir)
     except (PushError, ValueError) as exc:
@@ -171,9 +172,8 @@ def cmd_gemini_review(args: argparse.Namespace) -> int:
     guessed. The API key comes from GEMINI_API_KEY / GOOGLE_API_KEY only."""
     from annotation import decision_log
     from annotation.gemini_reviewer import GeminiReviewer
-    from annotation.rubrics import get_rubric
 
-    rubric = get_rubric(args.rubric)
+    rubric = args.rubric_of(args.rubric)
     root = Path(args.media_root) if args.media_root else Path(args.candidates).parent / "media"
     cands = read_candidates(args.candidates)
     reviewer = GeminiReviewer(args.model, rubric.name, [(c.key, c.hint) for c in rubric.criteria],
@@ -204,12 +204,11 @@ def _review_state(log_dir: str, benchmark: str | None, panel_size: int) -> dict[
 
 def cmd_pull(args: argparse.Namespace) -> int:
     from annotation.routing import pull
-    from annotation.rubrics import get_rubric
 
     cfg = _config(args)
     panel = ensure_panel(_url(cfg, args.url), cfg)
     try:
-        res = pull(panel.admin.client(), args.benchmark, args.round, get_rubric(args.rubric), panel,
+        res = pull(panel.admin.client(), args.benchmark, args.round, args.rubric_of(args.rubric), panel,
                    log_dir=args.log_dir)
     except ValueError as exc:  # no project / no push records: nothing was written
         print(f"error: {exc}", file=sys.stderr)
@@ -334,8 +333,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         p.add_argument("--benchmark", required=True, help="streamvibe or proready: whose candidates")
         p.add_argument("--round", required=True, help="the review round's name (the build's pending "
                                                       "state names it in its printed commands)")
-        p.add_argument("--rubric", required=True, help="the rubric reviewers decide by (annotation/"
-                                                       "rubrics.py; the pending state names it)")
+        p.add_argument("--rubric", required=True, help="the rubric reviewers decide by (the "
+                                                       "benchmark folder's rubric.py; the pending "
+                                                       "state names it)")
 
     s = sub.add_parser("server", help="start, stop or show the local Label Studio server")
     s.add_argument("action", choices=["start", "stop", "status"], help="what to do with the server")
@@ -402,9 +402,19 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+def no_rubrics(name: str) -> Rubric:
+    raise SystemExit(f"unknown rubric {name!r}: run the review commands as `benchforge review`, "
+                     "which finds each benchmark's rubric in its folder")
+
+
+def main(argv: list[str] | None = None, prog: str = PROG,
+         rubrics: Callable[[str], Rubric] = no_rubrics) -> int:
+    """Run one review command. ``rubrics`` finds a rubric by name: the rubrics live in the
+    benchmark folders, which this layer may not import, so ``benchforge review`` passes the
+    benchmark registry's lookup (:func:`pipelines.registry.rubric`)."""
     ap = build_parser(prog)
     args = ap.parse_args(argv)
+    args.rubric_of = rubrics
     from label_studio_sdk.core.api_error import ApiError
 
     from annotation.decision_log import DecisionLogError

@@ -31,8 +31,8 @@ from annotation import decision_log  # noqa: E402
 from annotation.approval import statuses  # noqa: E402
 from annotation.label_config import build_result  # noqa: E402
 from annotation.routing import Candidate, PushResult, export_tasks, pull, push  # noqa: E402
-from annotation.rubrics import STREAMVIBE  # noqa: E402
 from annotation.server import LabelStudioServer, PanelConfig, ensure_panel  # noqa: E402
+from pipelines.streamvibe.rubric import STREAMVIBE  # noqa: E402
 
 
 def _candidates(n: int) -> list[Candidate]:

@@ -17,7 +17,7 @@ What goes in, and from where (nothing is typed twice):
   manifest's version and the sha256 of ``manifest.json`` (in ``sc:identifier``), the date of
   the manifest's ``release`` entry as ``datePublished`` (the config's ``release_date:`` or the
   commit date of the code: :func:`exports.release.release_date`), the paper's BibTeX entry
-  the manifest records (``citation``, from ``CITATIONS.bib``).
+  the manifest records (``citation``, the benchmark folder's ``citation.bib``).
 
 So the document is a function of the manifest, the card and the Parquet schemas, and the gate
 derives it again and compares (:func:`first_difference`, called by

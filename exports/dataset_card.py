@@ -106,7 +106,7 @@ def licence_lines(title: str, sources: list[SourceTerms]) -> list[str]:
 
 
 def citation_lines(citations: list[str]) -> list[str]:
-    """The card's citation section: the BibTeX entries as ``CITATIONS.bib`` writes them."""
+    """The card's citation section: the BibTeX entries as their ``.bib`` files write them."""
     entries = [c.strip() for c in citations if c.strip()]
     if not entries:
         return []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,19 @@ class Task:
     generation_kwargs: dict[str, Any]
     specific_kwargs: dict[str, Any] = field(default_factory=dict)  # lmms_eval_specific_kwargs.default
     functions: dict[str, str] = field(default_factory=dict)  # doc_to_visual / doc_to_text / … → utils name
+
+
+@dataclass(frozen=True)
+class LmmsEvalAdapter:
+    """What a benchmark folder gives ``benchforge export lmms-eval``: its tasks for a release
+    (``tasks(release, **options)``), the hooks module copied as ``utils.py``, the command-line
+    options of the export it takes (names of ``benchforge export lmms-eval`` options), and the
+    repository modules its hooks import (vendored under ``_vendor/``)."""
+
+    tasks: Callable[..., list[Task]]
+    utils: Path
+    options: tuple[str, ...] = ()
+    vendored: tuple[str, ...] = ()
 
 
 def _scalar(value: Any) -> str:

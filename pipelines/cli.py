@@ -25,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipelines.registry import BENCHMARKS, benchmark
+from pipelines.registry import BENCHMARKS, benchmark, rubric
 
 REVIEW_PROG = "benchforge review"  # what `benchforge review --help` names the program
 BROKEN_PIPE = 141  # a shell's status for a command ended by SIGPIPE (128 + 13): entry()
@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         from annotation.cli import main as review_main
 
         if rest[:1] == ["push"] and "--corrections" in rest:
-            return int(review_main(correction_push(rest), prog=REVIEW_PROG) or 0)
-        return int(review_main(rest, prog=REVIEW_PROG) or 0)
+            rest = correction_push(rest)
+        return int(review_main(rest, prog=REVIEW_PROG, rubrics=rubric) or 0)
     if rest[:1] == ["compat-proactivebench"]:
         from pipelines.proactivebench.compat import main as compat_main
 

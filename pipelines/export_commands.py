@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import import_module
 from pathlib import Path
 
 
@@ -58,13 +57,12 @@ def croissant(argv: list[str]) -> int:
     paths are relative to the JSON file)."""
     from exports.croissant import write_croissant
     from exports.release_files import read_release
-    from pipelines.common.citations import citation
     from pipelines.registry import benchmark
 
     args = croissant_parser().parse_args(argv)
     try:
         path = write_croissant(args.release, args.folder,
-                               citation=citation(benchmark(read_release(args.release).benchmark).citation_key))
+                               citation=benchmark(read_release(args.release).benchmark).citation)
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
@@ -83,10 +81,15 @@ def vlmevalkit_parser() -> argparse.ArgumentParser:
 def vlmevalkit(argv: list[str]) -> int:
     """``benchforge export vlmevalkit <release> <out> [--hints]``: VLMEvalKit image-MCQ TSVs
     (with their MD5) of the single-turn view of a release — ProactiveBench's first turns."""
-    from pipelines.proactivebench.vlmevalkit import export
+    from exports.release_files import read_release
+    from pipelines.registry import benchmark
 
     args = vlmevalkit_parser().parse_args(argv)
     try:
+        export = benchmark(read_release(args.release).benchmark).vlmevalkit
+        if export is None:
+            raise ValueError(f"{read_release(args.release).benchmark} has no VLMEvalKit export "
+                             "(docs/exports.md)")
         report = export(args.release, args.out, hints=args.hints)
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
@@ -98,13 +101,14 @@ def vlmevalkit(argv: list[str]) -> int:
     return 0
 
 
-# The modules the lmms-eval hooks import, shipped with every export (exports/lmms_eval.py): the
-# same set for every benchmark, so tasks of several exports can run in one lmms-eval process.
-LMMS_EVAL_VENDORED = [
-    "filtering/parsing.py", "pipelines/proactivebench/pools.py", "pipelines/proactivebench/scoring.py",
-    "pipelines/streamvibe/scoring.py", "core/errors.py", "pipelines/proready/ars.py",
-    "core/media/video.py", "core/media/images.py",
-]
+def lmms_eval_vendored() -> list[str]:
+    """The modules every benchmark's lmms-eval hooks import (each adapter lists its own), shipped
+    with every export (exports/lmms_eval.py): the same set for every benchmark, so tasks of
+    several exports can run in one lmms-eval process."""
+    from pipelines.registry import BENCHMARKS, benchmark
+
+    adapters = [benchmark(name).lmms_eval for name in BENCHMARKS]
+    return sorted({m for a in adapters if a is not None for m in a.vendored})
 
 
 def lmms_eval_parser() -> argparse.ArgumentParser:
@@ -127,14 +131,17 @@ def lmms_eval(argv: list[str]) -> int:
     config) that read the local release and score with benchforge's metric functions."""
     from exports.lmms_eval import write_task_folder
     from exports.release_files import read_release
+    from pipelines.registry import benchmark
 
     args = lmms_eval_parser().parse_args(argv)
     try:
         release = read_release(args.release)
-        module = import_module(f"pipelines.{release.benchmark}.lmms_eval")
-        tasks = module.tasks(release, **{k: getattr(args, k) for k in module.OPTIONS})
-        report = write_task_folder(release, args.out.resolve(), release.benchmark, tasks, module.UTILS,
-                                   LMMS_EVAL_VENDORED, settings=tasks[0].specific_kwargs if tasks else {})
+        adapter = benchmark(release.benchmark).lmms_eval
+        if adapter is None:
+            raise ValueError(f"{release.benchmark} has no lmms-eval export (docs/exports.md)")
+        tasks = adapter.tasks(release, **{k: getattr(args, k) for k in adapter.options})
+        report = write_task_folder(release, args.out.resolve(), release.benchmark, tasks, adapter.utils,
+                                   lmms_eval_vendored(), settings=tasks[0].specific_kwargs if tasks else {})
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2

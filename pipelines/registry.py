@@ -8,6 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 
+from annotation.rubrics import Rubric
 from pipelines.common.benchmark import Benchmark
 
 PIPELINES = Path(__file__).resolve().parent
@@ -30,3 +31,13 @@ def benchmark(name: str) -> Benchmark:
     if len(found) != 1:
         raise SystemExit(f"pipelines/{name}/build.py must define one Benchmark named {name!r}")
     return found[0]
+
+
+def rubric(name: str) -> Rubric:
+    """The review rubric ``name`` of whichever benchmark declares it (its folder's ``rubric.py``,
+    listed in :attr:`Benchmark.rubrics`): what ``benchforge review`` push, pull and
+    gemini-review decide by."""
+    known = {r.name: r for b in BENCHMARKS for r in benchmark(b).rubrics}
+    if name not in known:
+        raise SystemExit(f"unknown rubric {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]

@@ -19,7 +19,9 @@ from typing import Any
 
 import apache_beam as beam
 
+from annotation.rubrics import Rubric
 from core.errors import BadInput
+from exports.lmms_eval import LmmsEvalAdapter
 from schemas.core import RecordSchema
 
 
@@ -176,6 +178,9 @@ class Demo:
     # reviewed benchmarks: from a pending-review state folder and a folder it may write to, the
     # scripted demo panel's decisions (and corrections) as build arguments (--decisions FILE …)
     decisions: Callable[[Path, Path], tuple[str, ...]] | None = None
+    # what ``benchforge export lmms-eval`` needs for the demo release besides the release and the
+    # output folder, from the raw dir (ProReady-QA: --video-root, where its videos lie)
+    lmms_eval_args: Callable[[Path], tuple[str, ...]] = lambda raw: ()
 
 
 class Benchmark:
@@ -197,7 +202,17 @@ class Benchmark:
     default_config: Path = Path()
     group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
     reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
-    citation_key: str = ""  # the paper's entry in CITATIONS.bib (exports cite it: docs/exports.md)
+    # what its reviewers decide by (its folder's rubric.py): ``benchforge review`` finds a rubric
+    # named on its command line here; a reviewed benchmark without one fails the conformance test
+    rubrics: tuple[Rubric, ...] = ()
+    # its exports for evaluation kits (docs/exports.md), from its folder: the lmms-eval tasks
+    # (lmms_eval.py ADAPTER) and a VLMEvalKit writer ``(release, out, hints=…) → report``; None:
+    # ``benchforge export`` says this benchmark has no such export
+    lmms_eval: LmmsEvalAdapter | None = None
+    vlmevalkit: Callable[..., dict[str, Any]] | None = None
+    # the BibTeX of the paper that defines it (its folder's citation.bib: folder_citation); no
+    # default: a card and croissant.json cite it (docs/exports.md)
+    citation: str
     # the source datasets whose licence and terms every card lists: keys of
     # configs/source_licences.yaml (exports/dataset_card.py; a key it lacks stops the build)
     source_datasets: tuple[str, ...] = ()

@@ -1,22 +1,33 @@
-"""What a release cites, from ``CITATIONS.bib``: the paper that defines its benchmark
-(``croissant.json`` cites it) and, on the card, benchforge too, which built the release."""
+"""What a release cites: the paper that defines its benchmark (its folder's ``citation.bib``,
+which ``croissant.json`` cites) and, on the card, benchforge too (``CITATIONS.bib``), which built
+the release."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHFORGE_KEY = "benchforge"  # benchforge's own entry in CITATIONS.bib
 
 
-def citation(key: str) -> str:
-    """The BibTeX entry ``key`` (a benchmark's ``citation_key``) of CITATIONS.bib; "" for none."""
+def folder_citation(folder: Path) -> str:
+    """The BibTeX entry of a benchmark folder's ``citation.bib`` (exactly one entry), as written
+    there; SystemExit naming the file when it is missing or holds another number of entries."""
+    path = folder / "citation.bib"
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as err:
+        raise SystemExit(f"{path}: a benchmark folder cites its paper here ({err.strerror})") from None
+    if len(re.findall(r"^@\w+\{", text, flags=re.M)) != 1:
+        raise SystemExit(f"{path}: must hold exactly one BibTeX entry")
+    return text
+
+
+def card_citations(paper: str) -> list[str]:
+    """What a release card asks its readers to cite: the benchmark's paper (BibTeX), then
+    benchforge."""
     from exports.croissant import bibtex_entry
 
-    return bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), key) if key else ""
-
-
-def card_citations(key: str) -> list[str]:
-    """What a release card asks its readers to cite: the benchmark's paper (:func:`citation` of
-    its ``key``), then benchforge."""
-    return [entry for entry in (citation(key), citation(BENCHFORGE_KEY)) if entry]
+    own = bibtex_entry((REPO / "CITATIONS.bib").read_text(encoding="utf-8"), BENCHFORGE_KEY)
+    return [entry for entry in (paper, own) if entry]

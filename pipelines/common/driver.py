@@ -72,7 +72,7 @@ from exports.release import (
     write_release_notes,
 )
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
-from pipelines.common.citations import card_citations, citation
+from pipelines.common.citations import card_citations
 from pipelines.common.options import import_runner, local_workers, run_pipeline, runs_elsewhere
 from pipelines.common.transforms import FILTERED_INPUTS
 from schemas.outcomes import FILTERED_INPUT, REJECTION
@@ -378,7 +378,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging, hashes), fin,
                                      warnings)
         previous = previous_release(ctx.out_root, ctx.version)
-        sources, citations = source_terms(benchmark.source_datasets), card_citations(benchmark.citation_key)
+        sources, citations = source_terms(benchmark.source_datasets), card_citations(benchmark.citation)
         files_for_card = manifest["files"]
 
         def write_card(warnings: list[str]) -> None:
@@ -458,7 +458,7 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "versioning": SEMVER_HELP,
         "schema": {"record": benchmark.schema.name, "version": benchmark.schema.version},
         "code_version": code_version(),
-        "citation": citation(benchmark.citation_key),  # what croissant.json cites (exports/croissant.py)
+        "citation": benchmark.citation,  # what croissant.json cites (exports/croissant.py)
         "config_sha256": config_hash(ctx.config),
         "config": ctx.config,
         "global_seed": ctx.seed,

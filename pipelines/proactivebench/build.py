@@ -18,15 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
+from pipelines.common.citations import folder_citation
 from pipelines.common.sources import preflight
 from pipelines.proactivebench.demo import DEMO
 from pipelines.proactivebench.episodes import BuildConfig
+from pipelines.proactivebench.lmms_eval import ADAPTER
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline
 from pipelines.proactivebench.release import finalize
+from pipelines.proactivebench.rubric import RUBRICS
 from pipelines.proactivebench.sources import make_readers
 from pipelines.proactivebench.train_config import load_train_config, make_train_readers
 from pipelines.proactivebench.train_pipeline import BuildTrainingSplit, TrainPipelineConfig
 from pipelines.proactivebench.training import RowsConfig
+from pipelines.proactivebench.vlmevalkit import export as vlmevalkit_export
 from schemas.proactivebench import (
     ENVIRONMENTS,
     EPISODE,
@@ -41,7 +45,10 @@ REPO = Path(__file__).resolve().parents[2]
 class ProactiveBench(Benchmark):
     name = "proactivebench"
     title = "ProactiveBench"
-    citation_key = "proactivebench"
+    citation = folder_citation(Path(__file__).parent)
+    rubrics = RUBRICS
+    lmms_eval = ADAPTER
+    vlmevalkit = staticmethod(vlmevalkit_export)
     # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
     source_datasets = ("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco")
     summary = (

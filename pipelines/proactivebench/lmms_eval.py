@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exports.lmms_eval import Metric, Task
+from exports.lmms_eval import LmmsEvalAdapter, Metric, Task
 from exports.release_files import Release, iter_rows
 
-UTILS = Path(__file__).with_name("lmms_eval_utils.py")
-OPTIONS = ("hint",)  # command-line options of `benchforge export lmms-eval` this benchmark takes
 HOOKS = {"doc_to_visual": "doc_to_visual", "doc_to_text": "doc_to_text",
          "doc_to_target": "doc_to_target", "process_results": "process_results"}
 
@@ -30,3 +28,11 @@ def tasks(release: Release, *, hint: bool = False) -> list[Task]:
                                "max_agentic_steps": budget},
             specific_kwargs={"hint": hint}, functions=HOOKS))
     return out
+
+
+# the options are those of `benchforge export lmms-eval` this benchmark takes; the vendored modules
+# are what its hooks (lmms_eval_utils.py) import
+ADAPTER = LmmsEvalAdapter(
+    tasks=tasks, utils=Path(__file__).with_name("lmms_eval_utils.py"), options=("hint",),
+    vendored=("filtering/parsing.py", "pipelines/proactivebench/pools.py",
+              "pipelines/proactivebench/scoring.py", "core/errors.py"))

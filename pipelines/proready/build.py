@@ -26,9 +26,11 @@ from pipelines.common.benchmark import (
     Finalized,
     PendingReview,
 )
+from pipelines.common.citations import folder_citation
 from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.demo import DEMO
 from pipelines.proready.generation import ITEMS, generation_config
+from pipelines.proready.lmms_eval import ADAPTER
 from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.release import finalize
@@ -39,6 +41,7 @@ from pipelines.proready.review import (
     refuse_uncorrected,
     uncorrected,
 )
+from pipelines.proready.rubric import RUBRICS
 from pipelines.proready.sources import BENCHMARK, VIDEOS, ProReadyReader
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM, TASK_NAMES
 
@@ -48,7 +51,9 @@ REPO = Path(__file__).resolve().parents[2]
 class ProReady(Benchmark):
     name = BENCHMARK
     title = "ProReady-QA"
-    citation_key = "streamready"
+    citation = folder_citation(Path(__file__).parent)
+    rubrics = RUBRICS
+    lmms_eval = ADAPTER
     source_datasets = VIDEO_SOURCES
     summary = (
         "Future-dependent (multi-turn) questions on long videos with answer evidence "

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import yaml
 
-from annotation.rubrics import PROREADY
 from pipelines.common.benchmark import Demo
 from pipelines.common.video_sources.demo import native
 from pipelines.proready.content import content_hash
+from pipelines.proready.rubric import PROREADY
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -189,7 +189,8 @@ def demo_decisions(state: Path, folder: Path) -> tuple[str, ...]:
     return ("--decisions", str(decisions), "--corrections", str(corrections))
 
 
-DEMO = Demo(corpus=make_corpus, decisions=demo_decisions)
+DEMO = Demo(corpus=make_corpus, decisions=demo_decisions,
+            lmms_eval_args=lambda raw: ("--video-root", str(raw / "proready")))
 
 
 def main() -> None:

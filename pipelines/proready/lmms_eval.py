@@ -7,12 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from exports.lmms_eval import Metric, Task
+from exports.lmms_eval import LmmsEvalAdapter, Metric, Task
 from exports.release_files import Release, iter_rows
 from pipelines.proready.ars import release_tau
 
-UTILS = Path(__file__).with_name("lmms_eval_utils.py")
-OPTIONS = ("content_judge", "video_root")
 HOOKS = {"doc_to_visual": "doc_to_visual", "doc_to_text": "doc_to_text",
          "doc_to_target": "doc_to_target", "process_results": "process_results"}
 STRIDE_S = 1.0
@@ -43,3 +41,12 @@ def tasks(release: Release, *, content_judge: str = "none", video_root: Path | N
                                "max_agentic_steps": rounds},
             specific_kwargs=kw, functions=HOOKS))
     return out
+
+
+# the options are those of `benchforge export lmms-eval` this benchmark takes; the vendored modules
+# are what its hooks (lmms_eval_utils.py) import
+ADAPTER = LmmsEvalAdapter(
+    tasks=tasks, utils=Path(__file__).with_name("lmms_eval_utils.py"),
+    options=("content_judge", "video_root"),
+    vendored=("pipelines/proready/ars.py", "core/errors.py", "core/media/video.py",
+              "core/media/images.py"))

@@ -35,13 +35,16 @@ from pipelines.common.benchmark import (
     Finalized,
     PendingReview,
 )
+from pipelines.common.citations import folder_citation
 from pipelines.common.video_sources import DATASETS
 from pipelines.streamvibe.demo import DEMO
 from pipelines.streamvibe.gemini import gemini_settings
+from pipelines.streamvibe.lmms_eval import ADAPTER
 from pipelines.streamvibe.negatives import supported_tolerances
 from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
 from pipelines.streamvibe.release import finalize
 from pipelines.streamvibe.review import load_ledger, pending_review, review_statuses, update_ledger
+from pipelines.streamvibe.rubric import RUBRICS
 from pipelines.streamvibe.sources import (
     UNASSIGNED,
     load_intent_specs,
@@ -69,7 +72,9 @@ def _path(p: str, base: Path) -> str:
 class StreamVibe(Benchmark):
     name = BENCHMARK
     title = "StreamVibe-Bench"
-    citation_key = "streamvibe"
+    citation = folder_citation(Path(__file__).parent)
+    rubrics = RUBRICS
+    lmms_eval = ADAPTER
     source_datasets = VIDEO_SOURCES
     summary = (
         "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "

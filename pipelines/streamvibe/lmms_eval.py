@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exports.lmms_eval import Metric, Task
+from exports.lmms_eval import LmmsEvalAdapter, Metric, Task
 from exports.release_files import Release, iter_rows
 from schemas.streamvibe import SAMPLE
 
-UTILS = Path(__file__).with_name("lmms_eval_utils.py")
-OPTIONS = ("content_judge", "tau")
 HOOKS = {"doc_to_visual": "doc_to_visual", "doc_to_text": "doc_to_text",
          "doc_to_target": "doc_to_target", "process_results": "process_results"}
 METRICS = (("precision", True), ("recall", True), ("f1", True), ("fpr_near", False), ("ans", True),
@@ -41,3 +39,10 @@ def tasks(release: Release, *, content_judge: str = "none", tau: float = 2.0) ->
             specific_kwargs={"tau": tau, "content_judge": content_judge, "max_frames": 16},
             functions=HOOKS))
     return out
+
+
+# the options are those of `benchforge export lmms-eval` this benchmark takes; the vendored modules
+# are what its hooks (lmms_eval_utils.py) import
+ADAPTER = LmmsEvalAdapter(
+    tasks=tasks, utils=Path(__file__).with_name("lmms_eval_utils.py"), options=("content_judge", "tau"),
+    vendored=("pipelines/streamvibe/scoring.py",))

@@ -98,12 +98,15 @@ def review_statuses(decisions: list[dict[str, Any]], panel_size: int = 4,
     the log keeps every state ever pulled)."""
     from annotation.approval import statuses
 
+    by_sample: dict[str, list[dict[str, Any]]] = {}
+    for d in decisions:  # one pass: a scan per sample is quadratic at a full round's size
+        by_sample.setdefault(d["sample_id"], []).append(d)
     out = {}
     for sid, st in statuses(decisions, panel_size=panel_size, latest_versions=latest_versions,
                             violations=violations or ()).items():
         mine = {canonical_json(r): r for r in (
             {k: d[k] for k in ("reviewer", "decision", "version", "review_round", "created_at")}
-            for d in decisions if d["sample_id"] == sid and int(d["version"]) == st.version
+            for d in by_sample.get(sid, ()) if int(d["version"]) == st.version
             and d.get("rater_kind", "human") == "human")}
         out[sid] = {"state": st.state, "version": st.version, "content_hash": st.content_hash,
                     "approvals": list(st.approvals), "objections": [list(o) for o in st.objections],

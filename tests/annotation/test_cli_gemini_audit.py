@@ -11,7 +11,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotation import decision_log
 from annotation.cli import main as cli
-from annotation.rubrics import STREAMVIBE
+from pipelines.registry import rubric
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.protocol_server import Call, ProtocolServer
 
 KEYS = [c.key for c in STREAMVIBE.criteria]
@@ -53,7 +54,8 @@ def test_gemini_review_then_audit_from_the_cli(tmp_path: Path, monkeypatch) -> N
     with ProtocolServer(responder) as stub:
         rc = cli(["gemini-review", "--rubric", "streamvibe", "--candidates", str(cands),
                   "--model", "gemini-test", "--log-dir", str(tmp_path / "model-log"),
-                  "--cache-dir", str(tmp_path / "cache"), "--base-url", stub.base_url])
+                  "--cache-dir", str(tmp_path / "cache"), "--base-url", stub.base_url],
+                 rubrics=rubric)
         assert rc == 0 and len(stub.requests) == 12
     model_rows = decision_log.read(tmp_path / "model-log")
     assert {r["rater_kind"] for r in model_rows} == {"model"}

@@ -18,7 +18,7 @@ from annotation import decision_log
 from annotation.approval import statuses
 from annotation.label_config import build_result
 from annotation.routing import Candidate, pull
-from annotation.rubrics import STREAMVIBE
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import decide, kettle_candidate, push_round
 
 pytestmark = pytest.mark.label_studio

@@ -14,7 +14,10 @@ import pytest
 from annotation import cli
 from annotation.label_config import build_result
 from annotation.routing import Candidate, PushError, find_projects, pull, push
-from annotation.rubrics import PROACTIVEBENCH_VSOD, PROREADY, STREAMVIBE
+from pipelines.proactivebench.rubric import PROACTIVEBENCH_VSOD
+from pipelines.proready.rubric import PROREADY
+from pipelines.registry import rubric
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import panel_yaml, push_round
 
 pytestmark = pytest.mark.label_studio
@@ -95,7 +98,7 @@ def test_refused_pushes_leave_nothing_behind(ls_env, panel, tmp_path, capsys):
                      "--media-root", str(wrong_root), "--benchmark", "proactivebench",
                      "--round", "refused-cli", "--rubric", PROACTIVEBENCH_VSOD.name,
                      "--candidates", str(lines), "--media-dir", str(ls_env.media_dir),
-                     "--log-dir", str(tmp_path / "log")])
+                     "--log-dir", str(tmp_path / "log")], rubrics=rubric)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: push of proactivebench / refused-cli failed: HTTP 400")
     assert "Traceback" not in err

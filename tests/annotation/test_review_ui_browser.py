@@ -30,11 +30,13 @@ import yaml
 
 from annotation.label_config import build_result, parse_result
 from annotation.routing import Candidate, pull
-from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS, PROREADY, STREAMVIBE
+from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS
 from annotation.server import Member, ReviewerCredentials, reviewer_file_path
 from core.media.video import probe_video
 from pipelines.proready.review import review_candidate, review_media
+from pipelines.proready.rubric import PROREADY
 from pipelines.streamvibe import review as sv_review
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.browser import VIEWPORT, browser_context, chromium, login  # noqa: F401 (fixtures)
 from tests.support.label_studio import LSEnv, push_round
 

@@ -17,8 +17,8 @@ from annotation import decision_log
 from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import build_result
 from annotation.routing import Candidate, content_hash, export_tasks, pull
-from annotation.rubrics import STREAMVIBE
 from annotation.server.panel import _legacy_token_via_session
+from pipelines.streamvibe.rubric import STREAMVIBE
 from schemas.review import REVIEW_DECISION
 from tests.support.label_studio import push_round
 

@@ -22,7 +22,7 @@ from annotation import cli, decision_log, webhooks
 from annotation.approval import statuses
 from annotation.label_config import build_result
 from annotation.routing import pull
-from annotation.rubrics import STREAMVIBE
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import decide, kettle_candidate, push_round
 
 ALL = list(STREAMVIBE.criterion_keys)

@@ -28,7 +28,7 @@ from exports.dataset_card import (
     source_terms,
 )
 from pipelines.common.benchmark import VIDEO_SOURCES
-from pipelines.common.citations import card_citations, citation
+from pipelines.common.citations import card_citations
 from pipelines.registry import benchmark
 from schemas.outcomes import REJECTION
 from tests.support.demo import DemoReleases
@@ -179,10 +179,10 @@ def test_a_source_the_file_lacks_stops_the_card(tmp_path: Path) -> None:
 def test_the_card_cites_the_benchmark_paper_and_benchforge() -> None:
     for name, key in (("proactivebench", "@misc{proactivebench,"), ("streamvibe", "@misc{streamvibe,"),
                       ("proready", "@misc{streamready,")):
-        entries = card_citations(benchmark(name).citation_key)
+        entries = card_citations(benchmark(name).citation)
         assert [e.split("\n")[0] for e in entries] == [key, "@software{benchforge,"]
         text = render_card(title="T", summary="S", manifest=MANIFEST, groups={}, split="test",
                            schema=REJECTION, warnings=[], usage=USAGE, files=[], citations=entries)
         block = text[text.index("## Citation"):]
         assert block.index("```bibtex\n" + key) < block.index("@software{benchforge,") < block.rindex("```")
-        assert entries[0] == citation(benchmark(name).citation_key)  # what croissant.json cites
+        assert entries[0] == benchmark(name).citation  # what croissant.json cites

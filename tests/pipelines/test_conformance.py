@@ -15,6 +15,7 @@ two worker processes into another folder.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -115,6 +116,43 @@ def test_the_demo_release_conforms(name: str, demo_releases: DemoReleases, finge
             ds = datasets.load_dataset(str(release), config["config_name"], split=entry["split"],
                                        cache_dir=str(tmp_path / "hf"))
             assert len(ds) == rows_listed(manifest, patterns) > 0, (name, config["config_name"])
+
+    # what it cites, and what its reviewers decide by, come from its folder
+    assert manifest["citation"] == bench.citation and bench.citation.startswith("@"), name
+    if bench.reviewed:
+        assert bench.rubrics, f"{name} is reviewed: its folder must define its rubric (rubric.py)"
+        assert all(r.benchmark == name for r in bench.rubrics), name
+    check_exports(bench, release, {c["config_name"] for c in configs}, tmp_path / "exports",
+                  demo.lmms_eval_args(demo_releases.raw))
+
+
+def check_exports(bench: Benchmark, release: Path, configs: set[str], out: Path,
+                  lmms_eval_args: tuple[str, ...]) -> None:
+    """Its exports run on its demo release: Croissant (every benchmark; the build writes it, the
+    export command writes the same next to a release; it cites the folder's paper), and the
+    evaluation-kit exports its folder declares — an lmms-eval task per card config that has rows,
+    each naming the release, and VLMEvalKit TSVs."""
+    from pipelines.cli import main as benchforge
+
+    built = (release / "croissant.json").read_text()
+    assert json.loads(built)["citeAs"] == bench.citation, bench.name
+    copy = out / "croissant" / release.name
+    shutil.copytree(release, copy)
+    assert benchforge(["export", "croissant", str(copy), str(copy)]) == 0
+    assert (copy / "croissant.json").read_text() == built, bench.name
+    if bench.lmms_eval is not None:
+        assert benchforge(["export", "lmms-eval", str(release), str(out / "lmms-eval"),
+                           *lmms_eval_args]) == 0
+        export = json.loads((out / "lmms-eval" / bench.name / "export.json").read_text())
+        tasks = export["tasks"]  # task name → config
+        assert tasks and set(tasks.values()) <= configs, bench.name
+        for task_name, config in tasks.items():
+            task = yaml.safe_load((out / "lmms-eval" / bench.name / f"{task_name}.yaml").read_text()
+                                  .replace("!function", ""))
+            assert (task["dataset_path"], task["dataset_name"]) == (str(release.resolve()), config)
+    if bench.vlmevalkit is not None:
+        assert benchforge(["export", "vlmevalkit", str(release), str(out / "vlmevalkit")]) == 0
+        assert sorted((out / "vlmevalkit").glob("*.tsv")), bench.name
 
 
 def test_a_benchmark_without_a_demo_fails_naming_it() -> None:

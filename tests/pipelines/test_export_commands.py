@@ -7,7 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from pipelines.export_commands import LMMS_EVAL_VENDORED
+import pytest
+
+from pipelines.export_commands import lmms_eval_vendored
+from pipelines.registry import BENCHMARKS, benchmark
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST_PARTY = {"core", "filtering", "pipelines", "exports", "annotation", "schemas"}
@@ -35,19 +38,32 @@ def _first_party_imports(path: Path) -> set[str]:
     return found
 
 
-def test_every_first_party_import_of_a_vendored_module_is_vendored() -> None:
-    """Roots: each benchmark's hook module (copied into the task folder as ``utils.py``) and the
-    vendored modules themselves."""
-    vendored = set(LMMS_EVAL_VENDORED)
-    hooks = [str(p.relative_to(REPO)) for p in sorted(REPO.glob("pipelines/*/lmms_eval_utils.py"))]
-    assert len(hooks) == 3
+ADAPTERS = [name for name in BENCHMARKS if benchmark(name).lmms_eval is not None]
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_every_first_party_import_of_a_vendored_module_is_vendored(name: str) -> None:
+    """Per benchmark folder: its hook module (copied into the task folder as ``utils.py``) and the
+    modules its adapter vendors import nothing first-party the adapter does not list — so a
+    benchmark's list is right on its own, not only thanks to another benchmark's."""
+    adapter = benchmark(name).lmms_eval
+    vendored = set(adapter.vendored)
     missing = {
         f"{module} imports {needed}"
-        for module in [*hooks, *LMMS_EVAL_VENDORED]
+        for module in [str(adapter.utils.relative_to(REPO)), *adapter.vendored]
         for needed in _first_party_imports(REPO / module)
         if needed not in vendored and not needed.endswith("__init__.py")
     }
     assert missing == set()
+
+
+def test_every_export_ships_every_benchmarks_vendored_modules() -> None:
+    """Tasks of several exports run in one lmms-eval process, where the first ``_vendor/`` on the
+    path wins: each export ships the union, sorted."""
+    assert set(ADAPTERS) == {"proactivebench", "proready", "streamvibe"}
+    union = sorted({m for n in ADAPTERS for m in benchmark(n).lmms_eval.vendored})
+    assert lmms_eval_vendored() == union
+    assert {"core/media/images.py", "pipelines/streamvibe/scoring.py", "filtering/parsing.py"} <= set(union)
 
 
 def test_the_set_fails_when_a_needed_module_is_left_out() -> None:

@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from annotation import cli
-from annotation.rubrics import PROACTIVEBENCH_VSOD
 from annotation.server import ensure_panel, reviewer_file_path
 from pipelines import cli as benchforge_cli
+from pipelines.proactivebench.rubric import PROACTIVEBENCH_VSOD
+from pipelines.registry import rubric
 
 pytestmark = pytest.mark.label_studio
 
@@ -84,8 +85,8 @@ def test_cli_outputs_no_secrets(ls_env, panel, tmp_path, capsys, monkeypatch):
     assert cli.main(["--config", str(cfg), "panel", "ensure"]) == 0
     assert cli.main(["--config", str(cfg), "server", "status"]) == 0
     assert cli.main(["--config", str(cfg), "push", *rnd, "--candidates", str(cands),
-                     "--media-dir", str(ls_env.media_dir)]) == 0
-    assert cli.main(["--config", str(cfg), "pull", *rnd]) == 0
+                     "--media-dir", str(ls_env.media_dir)], rubrics=rubric) == 0
+    assert cli.main(["--config", str(cfg), "pull", *rnd], rubrics=rubric) == 0
     assert cli.main(["status", "--log-dir", str(log)]) == 0
     assert cli.main(["verify", "--log-dir", str(log)]) == 0
     assert benchforge_cli.main(["review", "--config", str(cfg), "panel", "ensure"]) == 0

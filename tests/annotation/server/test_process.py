@@ -43,7 +43,7 @@ def test_restart_keeps_tokens(ls_env, panel, tmp_path):
     before it, and decisions made after it are captured."""
     from annotation import decision_log
     from annotation.routing import Candidate, pull
-    from annotation.rubrics import STREAMVIBE
+    from pipelines.streamvibe.rubric import STREAMVIBE
     from tests.support.label_studio import decide, push_round
 
     srv: LabelStudioServer = ls_env.server

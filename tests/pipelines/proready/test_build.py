@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation.routing import Candidate
-from annotation.rubrics import PROREADY
 from pipelines.proready.build import run
+from pipelines.proready.rubric import PROREADY
 from tests.pipelines.proready.conftest import write_corpus
 
 

@@ -21,9 +21,9 @@ import pytest
 
 from annotation import decision_log
 from annotation.label_config import build_result
-from annotation.rubrics import PROREADY
 from pipelines.cli import main as benchforge
 from pipelines.proready.build import run
+from pipelines.proready.rubric import PROREADY
 from tests.pipelines.proready.conftest import write_corpus
 from tests.support.label_studio import panel_yaml
 

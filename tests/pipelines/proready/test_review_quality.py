@@ -10,13 +10,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation.approval import ReleaseBlocked, check_release
-from annotation.rubrics import PROREADY
 from exports.parquet_shards import encode_table
 from exports.quality import run_suites
 from pipelines.proready.content import content_hash
 from pipelines.proready.quality import iou_report, iou_sample, suites, verifiability_report
 from pipelines.proready.released import release_record
 from pipelines.proready.review import apply_corrections, decide, number_corrections
+from pipelines.proready.rubric import PROREADY
 from schemas.proready import RELEASED_ITEM
 from tests.support.protocol_server import ProtocolServer
 

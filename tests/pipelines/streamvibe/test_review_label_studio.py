@@ -25,8 +25,8 @@ import pytest
 
 from annotation import decision_log
 from annotation.label_config import build_result
-from annotation.rubrics import STREAMVIBE
 from pipelines.streamvibe.build import run
+from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import panel_yaml
 
 pytestmark = pytest.mark.label_studio
