@@ -31,6 +31,8 @@ the build is above it.
     .venv/bin/python benchmarks/scale_video.py proready --scales 1,10 --workers 1,2 --stages pending,release
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1 --train --json sv.json
     .venv/bin/python benchmarks/scale_video.py proready --scales 1 --long-minutes 30   # the paper's length
+    .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,280 --stages pending,release \
+        --no-review-copies   # the paper's 4,100 samples; the review copies' cost is per video minute
 
 Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (distinct source videos
 with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates in the pending
@@ -162,6 +164,11 @@ def write_decisions(state: Path, benchmark: str, folder: Path) -> list[str]:
     return list(decide(state, folder))
 
 
+# How each benchmark's pending state is built without review copies: StreamVibe has no review media
+# then; ProReady-QA's candidates reference the source videos themselves
+NO_REVIEW_COPIES = {"streamvibe": ["--no-review-media"], "proready": ["--review-media", "source"]}
+
+
 # -- the floor ------------------------------------------------------------------------------------
 def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
     """The distinct video files the pending state's candidates name."""
@@ -173,9 +180,9 @@ def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
     return [root / n for n in sorted(names) if (root / n).is_file()]
 
 
-def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
+def floor(videos: list[Path], benchmark: str, copies: bool = True) -> tuple[float, float, float]:
     """(decode seconds, review-copy seconds, decoded minutes): decode each video once as the
-    build must, and make its browser copy (module doc), one process."""
+    build must, and make its browser copy (module doc; not with ``copies`` False), one process."""
     from core.media.browser import transcode_for_browser
     from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video
 
@@ -188,22 +195,24 @@ def floor(videos: list[Path], benchmark: str) -> tuple[float, float, float]:
             else:
                 minutes += probe_video(video).duration_s / 60
             decode_s += time.perf_counter() - started
-            started = time.perf_counter()
-            transcode_for_browser(video, Path(tmp) / f"{k}.mp4")
-            review_s += time.perf_counter() - started
+            if copies:
+                started = time.perf_counter()
+                transcode_for_browser(video, Path(tmp) / f"{k}.mp4")
+                review_s += time.perf_counter() - started
     return decode_s, review_s, minutes
 
 
-def _floor_share(videos: list[Path], benchmark: str, start: Any, results: Any) -> None:
+def _floor_share(videos: list[Path], benchmark: str, copies: bool, start: Any, results: Any) -> None:
     import core.media.browser  # noqa: F401 - imported before the clock starts, as in the build
     import core.media.video  # noqa: F401
 
     start.wait()
-    decode_s, review_s, _ = floor(videos, benchmark)
+    decode_s, review_s, _ = floor(videos, benchmark, copies)
     results.put((decode_s, review_s))
 
 
-def parallel_floor(videos: list[Path], benchmark: str, processes: int) -> tuple[float, float]:
+def parallel_floor(videos: list[Path], benchmark: str, processes: int, copies: bool = True
+                   ) -> tuple[float, float]:
     """(decode seconds, decode + review-copy seconds) of the slowest of ``processes`` processes
     that share the floor's videos (every n-th each) and start together. Why: what n processes
     gain over one for exactly this work, on this machine at this time, is the ceiling a build's
@@ -212,7 +221,8 @@ def parallel_floor(videos: list[Path], benchmark: str, processes: int) -> tuple[
     survive a fork."""
     ctx = multiprocessing.get_context("spawn")
     start, results = ctx.Barrier(processes), ctx.Queue()
-    procs = [ctx.Process(target=_floor_share, args=(videos[k::processes], benchmark, start, results))
+    procs = [ctx.Process(target=_floor_share,
+                         args=(videos[k::processes], benchmark, copies, start, results))
              for k in range(processes)]
     for proc in procs:
         proc.start()
@@ -264,8 +274,9 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
         state = pending_state(work / f"out-{n}x-w{pend.workers}-pending", args.benchmark)
         videos = candidate_videos(state, args.benchmark, raw)
         log(f"{args.benchmark} {n}x: measuring the floor over {len(videos)} videos")
-        decode_s, review_s, minutes = floor(videos, args.benchmark)
-        split = {w: parallel_floor(videos, args.benchmark, w) for w in args.workers if w > 1}
+        decode_s, review_s, minutes = floor(videos, args.benchmark, args.review_copies)
+        split = {w: parallel_floor(videos, args.benchmark, w, args.review_copies)
+                 for w in args.workers if w > 1}
         one = {r.stage: r for r in rows if r.workers == 1 and r.status == "ok"}
         for r in rows:
             r.videos, r.video_minutes = len(videos), minutes
@@ -307,7 +318,7 @@ def copy_pending(work: Path, n: int, benchmark: str, out: Path) -> None:
 def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: Path, config: Path
                 ) -> list[str] | None:
     if stage == "pending":
-        return []
+        return [] if args.review_copies else NO_REVIEW_COPIES[args.benchmark]
     if stage == "train":
         return ["--split", "train"]
     prep = work / f"out-{n}x-w1-pending"
@@ -315,7 +326,9 @@ def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: P
     if state is None:
         out = work / f"prep-{n}x"
         shutil.rmtree(out, ignore_errors=True)
-        run_monitored(build_command(args.benchmark, config, raw, out, 1, []), work / "logs" / f"{n}x-prep",
+        run_monitored(build_command(args.benchmark, config, raw, out, 1,
+                                    _stage_args("pending", args, work, n, raw, config) or []),
+                      work / "logs" / f"{n}x-prep",
                       args.timeout)
         state = pending_state(out, args.benchmark)
         if state is None:
@@ -386,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-minutes", type=float, default=None,
                     help="ProReady-QA: the manifest's videos made this long (replicate_video.py)")
     ap.add_argument("--no-floor", dest="floor", action="store_false", help="skip the floor")
+    ap.add_argument("--no-review-copies", dest="review_copies", action="store_false",
+                    help="the pending state without the H.264 review copies (and a floor without "
+                         "them): for sizes where the copies alone would take hours")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per build")
     ap.add_argument("--work-dir", type=Path, default=None, help="default: a temporary folder")
     ap.add_argument("--keep", action="store_true", help="keep corpora and outputs")

@@ -46,7 +46,7 @@ def check(argv: list[str]) -> int:
     """The gate of a published release: every file against the manifest's sha256, size and row
     count, every embedded image and media file decoded, the benchmark's expectations; exit 0
     passed, 1 failed, 2 unreadable (no manifest, unknown benchmark)."""
-    from pipelines.common.driver import gate, release_label
+    from pipelines.common.assembly import gate, release_label
 
     args = check_parser().parse_args(argv)
     release = args.release.resolve()
@@ -155,7 +155,7 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
     subcommands, and ``review push --corrections``."""
     from annotation.cli import build_parser as review_parser
     from pipelines import export_commands as ex
-    from pipelines.common.driver import build_parser
+    from pipelines.common.command_line import build_parser
     from pipelines.proactivebench.compat.cli import build_parser as compat_parser
 
     found = [build_parser(benchmark(name)) for name in BENCHMARKS]

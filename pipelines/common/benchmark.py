@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import apache_beam as beam
 
@@ -24,11 +24,15 @@ from core.errors import BadInput
 from exports.lmms_eval import LmmsEvalAdapter
 from schemas.core import RecordSchema
 
+P = TypeVar("P")
+
 
 @dataclass
-class BuildContext:
-    """Everything a benchmark's hooks may read; ``state`` holds what :meth:`Benchmark.prepare`
-    resolved (readers, source roots, model settings) for the later hooks."""
+class BuildContext(Generic[P]):
+    """Everything a benchmark's hooks may read; ``prepared`` holds what :meth:`Benchmark.prepare`
+    resolved (readers, source roots, model settings) for the later hooks: a dataclass of the
+    benchmark's own (``BuildContext[Prepared]`` in its hooks), so a misspelt fact is an
+    AttributeError naming it, and what a benchmark resolves is listed in one place."""
 
     config: dict[str, Any]
     config_path: Path
@@ -39,7 +43,7 @@ class BuildContext:
     decisions: list[dict[str, Any]] | None = None  # review benchmarks: None = no decisions yet
     # integrity violations standing in the decision log (None: decisions given as a file of rows)
     violations: list[dict[str, Any]] | None = None
-    state: dict[str, Any] = field(default_factory=dict)
+    prepared: P = None  # type: ignore[assignment]  # set from Benchmark.prepare before any hook reads it
     # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
     splits: tuple[str, ...] = ("test",)
     skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # unreadable sources left out
@@ -237,8 +241,9 @@ class Benchmark:
         """Validate (and normalise) the config; raise SystemExit naming the file and key."""
         return config
 
-    def prepare(self, ctx: BuildContext) -> None:
-        """Resolve sources and settings into ``ctx.state``; raise SystemExit with a hint that
+    def prepare(self, ctx: BuildContext) -> Any:
+        """Resolve sources and settings, returned as the benchmark's own dataclass (the driver
+        keeps it as ``ctx.prepared``); raise SystemExit with a hint that
         names what the user types (make variable or CLI flag) when a source is missing."""
 
     def groups(self, ctx: BuildContext) -> list[str]:

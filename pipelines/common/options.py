@@ -65,7 +65,7 @@ def import_runner(beam_args: Sequence[str]) -> None:
 
     Why: Beam registers an options class when its module is imported; a runner's own module
     (DaskRunner's ``--dask_client_address``, a third-party runner given as ``module.Class``) is
-    imported only when the pipeline runs — after :func:`~pipelines.common.driver.unknown_flags`
+    imported only when the pipeline runs — after :func:`~pipelines.common.command_line.unknown_flags`
     had refused its flags as unknown. A module that cannot be imported (the runner's extra is
     not installed) stops the build with one line naming it."""
     name = runner_name(beam_args)

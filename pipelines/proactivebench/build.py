@@ -24,6 +24,7 @@ from pipelines.proactivebench.demo import DEMO
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.lmms_eval import ADAPTER
 from pipelines.proactivebench.pipeline import PipelineConfig, build_pipeline
+from pipelines.proactivebench.prepared import Prepared
 from pipelines.proactivebench.release import finalize
 from pipelines.proactivebench.rubric import RUBRICS
 from pipelines.proactivebench.sources import make_readers
@@ -91,7 +92,7 @@ class ProactiveBench(Benchmark):
             raise SystemExit(f"{path}: environments: unknown {unknown}; known: {list(ENVIRONMENTS)}")
         return config
 
-    def prepare(self, ctx: BuildContext) -> None:
+    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
         if ctx.args.only:
             keep = set(ctx.args.only.split(","))
             ctx.config["environments"] = {k: v for k, v in ctx.config["environments"].items()
@@ -103,23 +104,24 @@ class ProactiveBench(Benchmark):
             ctx.source_unreadable(env, readers.pop(env).root, err)
         if not readers:
             raise SystemExit("error: no readable source left to build")
-        ctx.state["readers"], ctx.state["vocab"] = readers, vocab
         # the config's probe pool is read by the workers, in working directories of their own
         probes = ctx.args.probes or ctx.config.get("probes")
-        ctx.state["probes"] = probes if not probes or "://" in probes else os.path.abspath(probes)
-        ctx.state["clip"] = (ctx.config.get("negatives") or {}).get("clip")
-        ctx.state["train_readers"] = {}
+        prepared = Prepared(readers=readers, vocab=vocab,
+                            probes=probes if not probes or "://" in probes else os.path.abspath(probes),
+                            clip=(ctx.config.get("negatives") or {}).get("clip"))
         if TRAIN_SPLIT in ctx.splits:
-            self._prepare_train(ctx, overrides)
+            prepared.train_readers, prepared.train_vocab = self._prepare_train(ctx, overrides, readers)
+        return prepared
 
-    def _prepare_train(self, ctx: BuildContext, overrides: dict[str, str]) -> None:
+    def _prepare_train(self, ctx: BuildContext[Prepared], overrides: dict[str, str],
+                       evaluation: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The training sources, read like the evaluation's (preflight, unreadable → stop or
         skip); each must be held out from an evaluation source this build reads."""
         # recorded in this release's manifest (config.train), so its config sha256 covers it
         ctx.config["train"] = train = load_train_config(ctx.args.train_config)
         readers = make_train_readers(train, ctx.config["environments"], ctx.raw_dir, ctx.seed,
                                      overrides, dict(s.split("=", 1) for s in ctx.args.train_source))
-        unheld = sorted(set(readers) - set(ctx.state["readers"]))
+        unheld = sorted(set(readers) - set(evaluation))
         if unheld:
             raise SystemExit(f"error: training sources {unheld} are held out from the evaluation "
                              "sources of the same name, which this build does not read (--only, "
@@ -130,50 +132,50 @@ class ProactiveBench(Benchmark):
                                   flag=f"--train-source {env}")
         if not readers:
             raise SystemExit("error: no readable training source left to build")
-        ctx.state["train_readers"], ctx.state["train_vocab"] = readers, vocab
+        return readers, vocab
 
-    def groups(self, ctx: BuildContext) -> list[str]:
-        return sorted(ctx.state["readers"]) + [TRAIN_PREFIX + e for e in sorted(ctx.state["train_readers"])]
+    def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
+        return sorted(ctx.prepared.readers) + [TRAIN_PREFIX + e for e in sorted(ctx.prepared.train_readers)]
 
     def data_prefix(self, group: str) -> str | None:
         # a training group keeps sequences, each giving several rows: the training suite checks
         # its kept count against the sequences in grpo/ (train_quality.count_frame)
         return None if group.startswith(TRAIN_PREFIX) else f"data/{group}"
 
-    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
                      ) -> dict[str, tuple[str, int, list[str]]]:
         out = {env: (r.root, counts.get(env, {}).get("kept", 0), [env])
-               for env, r in ctx.state["readers"].items()}
-        for env, r in ctx.state["train_readers"].items():
+               for env, r in ctx.prepared.readers.items()}
+        for env, r in ctx.prepared.train_readers.items():
             group = TRAIN_PREFIX + env
             out[group] = (r.root, counts.get(group, {}).get("kept", 0), [group])
         return out
 
-    def describe(self, ctx: BuildContext) -> str:
-        train = (f"; {TRAIN_SPLIT}: {', '.join(ctx.state['train_readers'])}"
-                 if ctx.state["train_readers"] else "")
+    def describe(self, ctx: BuildContext[Prepared]) -> str:
+        train = (f"; {TRAIN_SPLIT}: {', '.join(ctx.prepared.train_readers)}"
+                 if ctx.prepared.train_readers else "")
         return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.raw_dir} "
-                f"({', '.join(ctx.state['readers'])}{train}) → {ctx.out_root / ctx.version}")
+                f"({', '.join(ctx.prepared.readers)}{train}) → {ctx.out_root / ctx.version}")
 
-    def pipeline(self, p, ctx: BuildContext) -> None:
+    def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
         negatives = ctx.config.get("negatives") or {}
         build = BuildConfig(global_seed=ctx.seed, negative_strategy=dict(negatives.get("strategy") or {}))
-        items = build_pipeline(p, ctx.state["readers"], ctx.state["vocab"], PipelineConfig(
+        items = build_pipeline(p, ctx.prepared.readers, ctx.prepared.vocab, PipelineConfig(
             staging=str(ctx.staging),
             split=self.split,
             build=build,
             open_ended_per_environment=int(ctx.config.get("open_ended_per_environment", 100)),
-            clip=ctx.state["clip"],
-            probes_config=ctx.state["probes"],
+            clip=ctx.prepared.clip,
+            probes_config=ctx.prepared.probes,
             run_id=ctx.staging.name,
         ))
-        if ctx.state["train_readers"]:
+        if ctx.prepared.train_readers:
             train = ctx.config["train"]
             rows = RowsConfig(hint=train["hint"], global_seed=ctx.seed, **train["rows_per_sequence"])
             _ = items | "TrainingSplit" >> BuildTrainingSplit(
-                ctx.state["train_readers"], ctx.state["train_vocab"],
+                ctx.prepared.train_readers, ctx.prepared.train_vocab,
                 TrainPipelineConfig(staging=str(ctx.staging), build=build, rows=rows,
-                                    clip=ctx.state["clip"]))
+                                    clip=ctx.prepared.clip))
 
     def suites(self, release: Path, counts: dict[str, dict[str, int]],
                manifest: dict[str, Any]) -> list[Any]:
@@ -187,7 +189,7 @@ class ProactiveBench(Benchmark):
 
         return training_suites(release, train, counts)
 
-    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
+    def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
         return finalize(ctx, counts)
 

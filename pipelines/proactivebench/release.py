@@ -15,6 +15,7 @@ from exports.release import source_digest
 from filtering.report import release_leak_summary
 from pipelines.common.benchmark import BuildContext, Finalized
 from pipelines.proactivebench.pipeline import make_miner
+from pipelines.proactivebench.prepared import Prepared
 from pipelines.proactivebench.train_release import train_finalize
 
 
@@ -22,7 +23,7 @@ def recorded_probes(path: str) -> str:
     """How a release names its probe pool file: relative to the working directory the build ran
     in when it lies inside it (``configs/probes.yaml``, as typed), else by its file name — never
     an absolute path, which would make two builds of the same inputs in two folders differ (the
-    driver hands the workers absolute paths: :func:`pipelines.common.driver.absolute_paths`)."""
+    driver hands the workers absolute paths: :func:`pipelines.common.command_line.absolute_paths`)."""
     if "://" in path:
         return path
     absolute, cwd = os.path.abspath(path), os.getcwd()
@@ -31,7 +32,7 @@ def recorded_probes(path: str) -> str:
     return Path(absolute).name
 
 
-def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
+def finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]) -> Finalized:
     """The evaluation split's part of a release (source checksums and notes, the negatives' strategies
     and CLIP miner, the leak filter's summary, warnings), then the training split's."""
     build = ctx.staging / "_build"
@@ -42,12 +43,12 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
     for row in json.loads((build / "notes.json").read_text()):
         notes.setdefault(row["environment"], []).append({"file": row["file"], "note": row["note"]})
     strategies = json.loads((build / "negatives.json").read_text())
-    clip, probes = ctx.state["clip"], ctx.state["probes"]
+    clip, probes = ctx.prepared.clip, ctx.prepared.probes
     leak = release_leak_summary(ctx.staging, probes, ctx.config)
     if leak.get("probes_config"):  # the driver made the path absolute for the workers
         leak["probes_config"] = recorded_probes(leak["probes_config"])
     miner = make_miner(clip).describe() if clip else None
-    readers = ctx.state["readers"]
+    readers = ctx.prepared.readers
     fin = Finalized(
         manifest={
             "sources": {e: {"root": ctx.recorded_root(readers[e].root, f"--source {e}"),
@@ -62,7 +63,7 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Finalized:
         # has no config (the counts table still lists it with kept = 0)
         configs={e: f"data/{e}" for e in sorted(readers) if counts[e]["kept"]},
     )
-    if ctx.state["train_readers"]:
+    if ctx.prepared.train_readers:
         train_finalize(ctx, counts, fin)
     return fin
 

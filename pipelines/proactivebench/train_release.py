@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext, Finalized
+from pipelines.proactivebench.prepared import Prepared
 from pipelines.proactivebench.train_pipeline import ROWS_FOLDER
 from schemas.proactivebench import TRAIN_PREFIX, TRAIN_ROW, TRAIN_SPLIT
 
@@ -35,7 +36,7 @@ def read_rows(release: Any, columns: list[str]) -> list[dict[str, Any]]:
             for r in pq.ParquetFile(f).read(columns=columns).to_pylist()]
 
 
-def _build_json(ctx: BuildContext, name: str) -> list[dict[str, Any]]:
+def _build_json(ctx: BuildContext[Prepared], name: str) -> list[dict[str, Any]]:
     return json.loads((ctx.staging / "_build" / name).read_text())
 
 
@@ -65,7 +66,7 @@ def row_facts(rows: list[dict[str, Any]], sequences: list[dict[str, Any]], wante
     }
 
 
-def held_out_facts(ctx: BuildContext, evaluation: list[dict[str, Any]]) -> dict[str, Any]:
+def held_out_facts(ctx: BuildContext[Prepared], evaluation: list[dict[str, Any]]) -> dict[str, Any]:
     """What the held-out report and the manifest say: the evaluation items the training split is
     held out from, and the training items left out because they matched one."""
     matches = _build_json(ctx, "train_held_out.json")
@@ -79,7 +80,7 @@ def held_out_facts(ctx: BuildContext, evaluation: list[dict[str, Any]]) -> dict[
     }
 
 
-def train_finalize(ctx: BuildContext, counts: dict[str, dict[str, int]], fin: Finalized) -> None:
+def train_finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]], fin: Finalized) -> None:
     """Add the training split to ``fin``: manifest ``train``, ``reports/train/held_out.json``,
     the ``grpo`` config, warnings, card text and a summary line."""
     cfg = ctx.config["train"]
@@ -95,7 +96,7 @@ def train_finalize(ctx: BuildContext, counts: dict[str, dict[str, int]], fin: Fi
     sources: dict[str, list[dict[str, str]]] = {}
     for row in _build_json(ctx, "train_sources.json"):
         sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
-    readers = ctx.state["train_readers"]
+    readers = ctx.prepared.train_readers
     rows = read_rows(staging, ROW_COLUMNS)
     facts = row_facts(rows, _build_json(ctx, "train_sequences.json"), cfg["rows_per_sequence"])
     held = held_out_facts(ctx, evaluation)

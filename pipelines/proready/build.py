@@ -33,6 +33,7 @@ from pipelines.proready.generation import ITEMS, generation_config
 from pipelines.proready.lmms_eval import ADAPTER
 from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
+from pipelines.proready.prepared import Prepared
 from pipelines.proready.release import finalize
 from pipelines.proready.review import (
     correction_units,
@@ -94,7 +95,7 @@ class ProReady(Benchmark):
                 raise SystemExit(f"{path}: missing section {key!r}")
         return config
 
-    def prepare(self, ctx: BuildContext) -> None:
+    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
         args, cfg = ctx.args, ctx.config
         for flag, path in (("--corrections", args.corrections), ("--qc-windows", args.qc_windows)):
             if path is not None and not path.exists():
@@ -128,13 +129,13 @@ class ProReady(Benchmark):
         for v in ctx.violations or []:
             by_sample[str(v["sample_id"])].append(v)
         generation = generation_config(cfg, REPO, str(ctx.config_path))
-        ctx.state.update(root=root, reader=reader, sources=sources, roots={"": root, **roots},
-                         datasets=tuple((n, roots[n]) for n in natives),
-                         generation=generation, corrections=corrections,
-                         n_corrections=n_corrections, decisions=dict(decisions),
-                         violations_by_sample=dict(by_sample))
+        return Prepared(root=root, reader=reader, sources=sources, roots={"": root, **roots},
+                        datasets=tuple((n, roots[n]) for n in natives),
+                        generation=generation, corrections=corrections,
+                        n_corrections=n_corrections, decisions=dict(decisions),
+                        violations_by_sample=dict(by_sample))
 
-    def _datasets(self, ctx: BuildContext, base: str, overrides: dict[str, str], tolerance: float
+    def _datasets(self, ctx: BuildContext[Prepared], base: str, overrides: dict[str, str], tolerance: float
                   ) -> tuple[dict[str, NativeReader], dict[str, str]]:
         """The config's video datasets (``datasets:`` name → options) as ProReady sources, and
         every dataset root they read: each at ``<raw-dir>/<source.path>/<name>`` unless
@@ -168,34 +169,34 @@ class ProReady(Benchmark):
             readers[name] = native
         return readers, roots
 
-    def groups(self, ctx: BuildContext) -> list[str]:
+    def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
         return [VIDEOS, ITEMS]
 
     def data_prefix(self, group: str) -> str | None:
         return "data" if group == ITEMS else None
 
-    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
                      ) -> dict[str, tuple[str, int, list[str]]]:
-        reader = ctx.state["reader"]
+        reader = ctx.prepared.reader
         return {VIDEOS: (f"{reader.root}/{reader.manifest}", counts.get(VIDEOS, {}).get("kept", 0),
                          [VIDEOS])}
 
-    def describe(self, ctx: BuildContext) -> str:
-        g = ctx.state["generation"]
-        also = "".join(f" + {name}" for name, _ in ctx.state["datasets"])
-        return (f"building {self.name} {ctx.version} from {ctx.state['root']}{also} ({g.method} questions, "
+    def describe(self, ctx: BuildContext[Prepared]) -> str:
+        g = ctx.prepared.generation
+        also = "".join(f" + {name}" for name, _ in ctx.prepared.datasets)
+        return (f"building {self.name} {ctx.version} from {ctx.prepared.root}{also} ({g.method} questions, "
                 f"{g.evidence} windows, {'with' if ctx.decisions is not None else 'no'} review "
                 "decisions)")
 
-    def pipeline(self, p, ctx: BuildContext) -> None:
-        st = ctx.state
-        build_pipeline(p, st["sources"], PipelineConfig(
-            staging=str(ctx.staging), generation=st["generation"], review=ctx.decisions is not None,
-            decisions=st["decisions"], corrections=st["corrections"],
+    def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
+        st: Prepared = ctx.prepared
+        build_pipeline(p, st.sources, PipelineConfig(
+            staging=str(ctx.staging), generation=st.generation, review=ctx.decisions is not None,
+            decisions=st.decisions, corrections=st.corrections,
             corrections_file=ctx.args.corrections.name if ctx.args.corrections else "",
-            panel_size=ctx.panel_size, violations=st["violations_by_sample"]))
+            panel_size=ctx.panel_size, violations=st.violations_by_sample))
 
-    def pending(self, ctx: BuildContext) -> PendingReview:
+    def pending(self, ctx: BuildContext[Prepared]) -> PendingReview:
         return pending_review(ctx)
 
     def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
@@ -207,7 +208,7 @@ class ProReady(Benchmark):
 
         return suites(release, int(manifest["review"]["panel_size"]))
 
-    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
+    def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
         return finalize(ctx)
 

@@ -16,19 +16,20 @@ import pyarrow.parquet as pq
 
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext
+from pipelines.proready.prepared import Prepared
 from pipelines.proready.sources import VIDEOS
 
 
-def release_sources(ctx: BuildContext) -> dict[str, Any]:
+def release_sources(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     """The videos' root, the manifest's sha256 and every video's checksum."""
-    reader = ctx.state["reader"]
+    reader = ctx.prepared.reader
     files = json.loads((ctx.staging / "_build" / "sources.json").read_text())
     return {VIDEOS: {"root": ctx.recorded_root(reader.root, "--source"),
                      "manifest_sha256": hashlib.sha256(reader.read_bytes(reader.manifest)).hexdigest(),
                      **source_digest([{"file": f["file"], "sha256": f["sha256"]} for f in files])}}
 
 
-def dataset_facts(ctx: BuildContext) -> dict[str, Any]:
+def dataset_facts(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     """Per video dataset read in its released layout (``datasets:``): where it was read
     (relative to the raw-dir, never a host path), the checksum of its annotation files, and its
     candidates and released items per task type — so a release says how much each source
@@ -58,9 +59,9 @@ def dataset_facts(ctx: BuildContext) -> dict[str, Any]:
     candidates = by_dataset(reviewed)
     for name, counts in released.items():
         candidates.setdefault(name, Counter()).update(counts)
-    sources: ProReadySources = ctx.state["sources"]
+    sources: ProReadySources = ctx.prepared.sources
     out = {}
-    for name, root in ctx.state["datasets"]:
+    for name, root in ctx.prepared.datasets:
         reader = sources.readers[name]
         files = [{"file": rel, "sha256": hashlib.sha256(reader.dataset.read_bytes(rel)).hexdigest()}
                  for rel in reader.annotation_files()]

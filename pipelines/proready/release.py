@@ -16,6 +16,7 @@ from pipelines.common.benchmark import BuildContext, Finalized, review_violation
 from pipelines.proready.ars import items_tau
 from pipelines.proready.facts import dataset_facts, release_sources
 from pipelines.proready.generation import GenerationConfig
+from pipelines.proready.prepared import Prepared
 from pipelines.proready.released import reviewed_item
 from pipelines.proready.sources import BENCHMARK
 from schemas.proready import TASK_TYPES
@@ -37,7 +38,7 @@ def release_warnings(cfg: dict[str, Any], qc: dict[str, Any], decisions_path: Pa
     return out
 
 
-def finalize(ctx: BuildContext) -> Finalized:
+def finalize(ctx: BuildContext[Prepared]) -> Finalized:
     """A release's facts from its approved items: QC reports (windows, the two-annotator IoU
     with ``--qc-windows``, VLM verifiability), review states, ARS τ, per-task counts, warnings."""
     from pipelines.proready.quality import (
@@ -57,9 +58,9 @@ def finalize(ctx: BuildContext) -> Finalized:
         size = int(ctx.config.get("quality", {}).get("iou_sample_size", 100))
         sample = iou_sample(kept, size, ctx.seed)
         qc["iou"] = iou_report(kept, read_rows(ctx.args.qc_windows), sample)
-    gcfg: GenerationConfig = ctx.state["generation"]
+    gcfg: GenerationConfig = ctx.prepared.generation
     if gcfg.vlm:
-        qc["verifiability"] = verifiability(kept, gcfg, Path(ctx.state["root"]))
+        qc["verifiability"] = verifiability(kept, gcfg, Path(ctx.prepared.root))
     write_qc(reports, qc)
     windows = window_report(kept, reports)
     states = json.loads((ctx.staging / "_build" / "review.json").read_text())
@@ -72,7 +73,7 @@ def finalize(ctx: BuildContext) -> Finalized:
         "corrections_applied": sum(1 for s in states if s["corrected"]),
     }, indent=2, sort_keys=True) + "\n")
     per_task = {t: sum(1 for i in kept if i["task_type"] == t) for t in TASK_TYPES}
-    datasets = dataset_facts(ctx) if ctx.state.get("datasets") else {}
+    datasets = dataset_facts(ctx) if ctx.prepared.datasets else {}
     card = ["", "## Source datasets read in their released layouts", "",
             "| dataset | read from | candidates | released |", "|---|---|---:|---:|"]
     card += [f"| {d['title']} | `{d['root']}` | {sum(d['candidates'].values())} | "
@@ -88,7 +89,7 @@ def finalize(ctx: BuildContext) -> Finalized:
             "review": {"rubric": RUBRIC, "round": ctx.review_round(BENCHMARK),
                        "panel_size": ctx.panel_size, "states": review_states,
                        "decisions": len(ctx.decisions or []),
-                       "corrections": ctx.state["n_corrections"],
+                       "corrections": ctx.prepared.n_corrections,
                        **review_violations(ctx.violations)},
             "qc": qc,
             **({"datasets": datasets} if datasets else {}),

@@ -36,6 +36,7 @@ from pipelines.common.benchmark import BuildContext, PendingReview
 from pipelines.proready.content import TURN_FIELDS, content_hash, review_content
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.native import video_path
+from pipelines.proready.prepared import Prepared
 from pipelines.proready.sources import BENCHMARK
 
 RUBRIC = "proready"
@@ -215,7 +216,7 @@ def review_media(folder: Path, candidates: list[dict[str, Any]], source_root: st
     return out, None
 
 
-def pending_review(ctx: BuildContext) -> PendingReview:
+def pending_review(ctx: BuildContext[Prepared]) -> PendingReview:
     """The pending-review state's candidates, push units (one review medium per video) and
     status facts."""
     from pipelines.proready.facts import dataset_facts, release_sources
@@ -224,7 +225,7 @@ def pending_review(ctx: BuildContext) -> PendingReview:
                    key=lambda c: c["id"])
     kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
     media_dir = ctx.staging / "_build" / "media"
-    media, media_root = review_media(media_dir, cands, ctx.state["root"], kind, ctx.state.get("roots"),
+    media, media_root = review_media(media_dir, cands, ctx.prepared.root, kind, ctx.prepared.roots,
                                      threads=ctx.workers)
     return PendingReview(
         candidates=cands,
@@ -233,7 +234,7 @@ def pending_review(ctx: BuildContext) -> PendingReview:
                 "panel_size": ctx.panel_size, "media": kind,
                 "media_root": media_root,
                 "sources": release_sources(ctx),
-                **({"datasets": dataset_facts(ctx)} if ctx.state.get("datasets") else {}),
+                **({"datasets": dataset_facts(ctx)} if ctx.prepared.datasets else {}),
                 "per_task": dict(sorted(Counter(c["task_type"] for c in cands).items())),
                 "multi_turn": sum(1 for c in cands if c["num_turns"] > 1)},
         media=media_dir if media_root is None else None)

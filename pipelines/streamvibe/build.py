@@ -41,7 +41,8 @@ from pipelines.streamvibe.demo import DEMO
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.lmms_eval import ADAPTER
 from pipelines.streamvibe.negatives import supported_tolerances
-from pipelines.streamvibe.pipeline import PipelineConfig, TrainConfig, build_pipeline
+from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
+from pipelines.streamvibe.prepared import Prepared, TrainConfig
 from pipelines.streamvibe.release import finalize
 from pipelines.streamvibe.review import load_ledger, pending_review, review_statuses, update_ledger
 from pipelines.streamvibe.rubric import RUBRICS
@@ -126,7 +127,7 @@ class StreamVibe(Benchmark):
             raise SystemExit(f"{path}: {exc}") from exc
         return config
 
-    def prepare(self, ctx: BuildContext) -> None:
+    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
         cfg = ctx.config
         if ctx.args.generator:
             cfg["generator"] = ctx.args.generator
@@ -150,18 +151,20 @@ class StreamVibe(Benchmark):
         if ctx.decisions is not None:
             latest = {k: max(int(e["version"]) for e in v) for k, v in ledger.items()}
             statuses = review_statuses(ctx.decisions, ctx.panel_size, latest, ctx.violations)
-        ctx.state.update(root=root, manifest=manifest, datasets=datasets,
-                         intents=intents, specs_version=load_intent_specs(intents)[0],
-                         gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
+        prepared = Prepared(root=root, manifest=manifest, datasets=datasets,
+                            intents=intents, specs_version=load_intent_specs(intents)[0],
+                            gemini=gemini, ledger=ledger, ledger_path=ledger_path, statuses=statuses)
         if TRAIN_SPLIT in ctx.splits:
             # recorded in this release's manifest (config.train), so its config sha256 covers it
             ctx.config["train"] = train = load_train_config(ctx.args.train_config, REPO)
             rl = train["rl_seed"]
-            ctx.state["train"] = TrainConfig(
+            prepared.train = TrainConfig(
                 manifest=train["source"]["manifest"], sft_targets=train["sft_targets"],
                 rl_targets=rl["targets"], before_s=rl["before_s"], after_s=rl["after_s"])
+        return prepared
 
-    def _datasets(self, ctx: BuildContext, base: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    def _datasets(self, ctx: BuildContext[Prepared], base: str
+                  ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         """The config's video datasets (``datasets:``) as (name, root, subtypes to plan): each at
         ``<raw-dir>/<source.path>/<name>`` unless ``--source <name>=PATH`` moves it; one whose
         annotation files cannot be read stops the build, or is left out with
@@ -188,7 +191,7 @@ class StreamVibe(Benchmark):
             out.append((name, root, allowed))
         return tuple(out)
 
-    def groups(self, ctx: BuildContext) -> list[str]:
+    def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
         return list(SUBTYPES) + ([TRAIN_PREFIX + st for st in SUBTYPES] if TRAIN_SPLIT in ctx.splits else [])
 
     def data_prefix(self, group: str) -> str | None:
@@ -196,37 +199,37 @@ class StreamVibe(Benchmark):
         # suite checks them against the kept counts (quality.training_frames)
         return f"data/{config_name(group)}" if group in SUBTYPES else None
 
-    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
                      ) -> dict[str, tuple[str, int, list[str]]]:
         """Candidates the manifest yielded (kept, pending review, or filtered by review or
         allocation): none means the path or the manifest is wrong, not that reviewers said no."""
         n = sum(counts.get(st, {}).get(k, 0) for st in SUBTYPES for k in ("kept", "pending", "filtered"))
-        return {self.name: (f"{ctx.state['root']}/{ctx.state['manifest']}", n, [*SUBTYPES, UNASSIGNED])}
+        return {self.name: (f"{ctx.prepared.root}/{ctx.prepared.manifest}", n, [*SUBTYPES, UNASSIGNED])}
 
-    def describe(self, ctx: BuildContext) -> str:
-        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.state['root']} "
+    def describe(self, ctx: BuildContext[Prepared]) -> str:
+        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.prepared.root} "
                 f"(generator {ctx.config.get('generator', 'rule')}, "
                 f"{'with' if ctx.decisions is not None else 'no'} review decisions)")
 
-    def pipeline(self, p, ctx: BuildContext) -> None:
-        cfg, st = ctx.config, ctx.state
+    def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
+        cfg, st = ctx.config, ctx.prepared
         build_pipeline(p, PipelineConfig(
-            root=st["root"], manifest=st["manifest"], staging=str(ctx.staging), split=self.split,
-            seed=ctx.seed, intents_path=st["intents"], generator=str(cfg.get("generator", "rule")),
-            gemini=st["gemini"], frames=dict(cfg.get("frames") or {}),
+            root=st.root, manifest=st.manifest, staging=str(ctx.staging), split=self.split,
+            seed=ctx.seed, intents_path=st.intents, generator=str(cfg.get("generator", "rule")),
+            gemini=st.gemini, frames=dict(cfg.get("frames") or {}),
             negatives=dict(cfg.get("negatives") or {}, tau_s=max(cfg["tolerances_s"])),
             targets=cfg["targets"],
-            review=st["statuses"] is not None,
-            train=st.get("train"),
-            datasets=st["datasets"],
-        ), st["statuses"], st["ledger"])
+            review=st.statuses is not None,
+            train=st.train,
+            datasets=st.datasets,
+        ), st.statuses, st.ledger)
 
-    def after_pipeline(self, ctx: BuildContext) -> None:
+    def after_pipeline(self, ctx: BuildContext[Prepared]) -> None:
         candidates = json.loads((ctx.staging / "_build" / "candidates.json").read_text())
-        write_json_atomic(ctx.state["ledger_path"], update_ledger(ctx.state["ledger"], candidates))
-        ctx.state["candidates"] = candidates
+        write_json_atomic(ctx.prepared.ledger_path, update_ledger(ctx.prepared.ledger, candidates))
+        ctx.prepared.candidates = candidates
 
-    def pending(self, ctx: BuildContext) -> PendingReview:
+    def pending(self, ctx: BuildContext[Prepared]) -> PendingReview:
         return pending_review(ctx)
 
     def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
@@ -249,7 +252,7 @@ class StreamVibe(Benchmark):
 
         return training_suites(release, train, counts)
 
-    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
+    def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:
         return finalize(ctx, counts, files)
 

@@ -50,6 +50,7 @@ from pipelines.streamvibe.heldout import HELD_OUT, matches, source_id, split_vid
 from pipelines.streamvibe.negatives import negative_probes
 from pipelines.streamvibe.normalize import NormalizedVideo, VideoFailure, normalize_video
 from pipelines.streamvibe.planner import native_past_end, planned_pairs
+from pipelines.streamvibe.prepared import TrainConfig
 from pipelines.streamvibe.review import assign_version, evidence_json, gate
 from pipelines.streamvibe.serialize import allocate, pointwise_records, sample_record
 from pipelines.streamvibe.sources import enumerate_pairs, load_intent_specs, video_key
@@ -71,17 +72,6 @@ if TYPE_CHECKING:
     from pipelines.streamvibe.gemini import GeminiSettings
 
 FILTERED_TAG = "filtered"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """The training split (configs/streamvibe/train.yaml, resolved by build.py)."""
-
-    manifest: str
-    sft_targets: dict[str, int] = field(hash=False)
-    rl_targets: dict[str, int] = field(hash=False)
-    before_s: float = 8.0
-    after_s: float = 8.0
 
 
 @dataclass(frozen=True)

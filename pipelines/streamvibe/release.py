@@ -18,6 +18,7 @@ from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext, Finalized, review_violations
 from pipelines.common.video_sources import DATASETS
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts
+from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.sources import enumerate_pairs, source_files
 from pipelines.streamvibe.train_release import train_finalize
 from pipelines.streamvibe.training import is_train
@@ -26,10 +27,11 @@ from schemas.streamvibe import POINTWISE, SAMPLE, SUBTYPES, TRAIN_SPLIT, config_
 REPO = Path(__file__).resolve().parents[2]
 
 
-def release_sources(ctx: BuildContext, split: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def release_sources(ctx: BuildContext[Prepared], split: str = "test"
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(checksums of the split's manifest, task records and videos; its video facts)."""
-    root = ctx.state["root"]
-    manifest = ctx.state["train"].manifest if split == TRAIN_SPLIT else ctx.state["manifest"]
+    root = ctx.prepared.root
+    manifest = ctx.prepared.train.manifest if split == TRAIN_SPLIT else ctx.prepared.manifest
     pairs = [x for x in enumerate_pairs(root, manifest) if isinstance(x, dict)]
     name = "train_videos.json" if split == TRAIN_SPLIT else "videos.json"
     videos = json.loads((ctx.staging / "_build" / name).read_text())
@@ -39,7 +41,7 @@ def release_sources(ctx: BuildContext, split: str = "test") -> tuple[dict[str, A
     return sources, sorted(videos, key=lambda v: v[key])
 
 
-def dataset_facts(ctx: BuildContext, staging: Path) -> dict[str, Any]:
+def dataset_facts(ctx: BuildContext[Prepared], staging: Path) -> dict[str, Any]:
     """Per video dataset read in its released layout: where it was read (relative to the
     raw-dir, never a host path), the checksum of its annotation files, and its candidates and
     released samples per subtype — so a release says how much each source contributed."""
@@ -48,11 +50,11 @@ def dataset_facts(ctx: BuildContext, staging: Path) -> dict[str, Any]:
         for row in pq.read_table(f, columns=["source_collection", "subtype"]).to_pylist():
             released.setdefault(row["source_collection"], Counter())[row["subtype"]] += 1
     candidates: dict[str, Counter] = {}
-    for c in ctx.state.get("candidates") or []:
+    for c in ctx.prepared.candidates or []:
         if not is_train(c["id"]):
             candidates.setdefault(c["source_collection"], Counter())[c["subtype"]] += 1
     out = {}
-    for name, root, allowed in ctx.state["datasets"]:
+    for name, root, allowed in ctx.prepared.datasets:
         reader = DATASETS[name](root)
         files = [{"file": rel, "sha256": sha256_hex(reader.read_bytes(rel))}
                  for rel in reader.annotation_files()]
@@ -63,7 +65,7 @@ def dataset_facts(ctx: BuildContext, staging: Path) -> dict[str, Any]:
     return out
 
 
-def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
+def finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
              files: list[dict[str, Any]]) -> Finalized:
     """The evaluation split's part of a release (the allocation to the per-subtype targets, the
     review states, the probe facts, the pointwise records' table), then the training split's."""
@@ -84,7 +86,7 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
                         "reviewers.")
     sources, videos = release_sources(ctx)
     pointwise_rows = sum(f["rows"] for f in files if f["path"].startswith("pointwise/"))
-    review_states = Counter(s["state"] for sid, s in ctx.state["statuses"].items() if not is_train(sid))
+    review_states = Counter(s["state"] for sid, s in ctx.prepared.statuses.items() if not is_train(sid))
     alloc_lines = ["", "## Allocation (Table 15 targets)", "",
                    "| subtype | target | released | shortfall |", "|---|---:|---:|---:|"]
     alloc_lines += [f"| {st} | {a['target']} | {a['released']} | {a['shortfall']} |"
@@ -92,7 +94,7 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
     pw_lines = ["", f"## Pointwise records (`{POINTWISE.name}`, schema {POINTWISE.version})", "",
                 "| field | description |", "|---|---|"]
     pw_lines += [f"| `{f.name}` | {f.doc} |" for f in POINTWISE.fields]
-    datasets = dataset_facts(ctx, ctx.staging) if ctx.state.get("datasets") else {}
+    datasets = dataset_facts(ctx, ctx.staging) if ctx.prepared.datasets else {}
     source_lines = ["", "## Source datasets read in their released layouts", "",
                     "| dataset | read from | candidates | released |", "|---|---|---:|---:|"]
     source_lines += [f"| {d['title']} | `{d['root']}` | {sum(d['candidates'].values())} | "
@@ -102,7 +104,7 @@ def finalize(ctx: BuildContext, counts: dict[str, dict[str, int]],
             "schema": {"sample": {"record": SAMPLE.name, "version": SAMPLE.version},
                        "pointwise": {"record": POINTWISE.name, "version": POINTWISE.version}},
             "generator": ctx.config.get("generator", "rule"),
-            "intent_specs": ctx.state["specs_version"],
+            "intent_specs": ctx.prepared.specs_version,
             "sources": sources,
             "videos": videos,
             "allocation": allocation,

@@ -28,6 +28,7 @@ from typing import Any
 from annotation.routing import Candidate
 from core.files import canonical_json, content_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
+from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.training import is_train
 from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
 
@@ -176,23 +177,23 @@ def prepare_media(cands: Iterable[dict[str, Any]], raw_root: str, media_root: Pa
     return [str(dst) for dst in copies]
 
 
-def pending_review(ctx: BuildContext) -> PendingReview:
+def pending_review(ctx: BuildContext[Prepared]) -> PendingReview:
     """The pending-review state's candidates, push units (with browser-playable videos unless
     ``--no-review-media``) and status facts, the training split's candidates included."""
     # the driver side only: the pipeline's workers import this module too
     from pipelines.streamvibe.release import dataset_facts, release_sources
 
-    cands = sorted(ctx.state["candidates"], key=lambda c: c["id"])
+    cands = sorted(ctx.prepared.candidates, key=lambda c: c["id"])
     units = [to_routing_candidate(c) for c in cands]
     media = None
     if not ctx.args.no_review_media:
         media = Path(tempfile.mkdtemp(prefix="media-", dir=ctx.staging))
-        prepare_media(cands, ctx.state["root"], media,
-                      {name: root for name, root, _ in ctx.state.get("datasets") or ()}, ctx.workers)
+        prepare_media(cands, ctx.prepared.root, media,
+                      {name: root for name, root, _ in ctx.prepared.datasets or ()}, ctx.workers)
     sources, videos = release_sources(ctx)
     status = {"sources": sources, "videos": videos, "rubric": "streamvibe",
               "review_round": ctx.review_round(BENCHMARK)}
-    if ctx.state.get("datasets"):  # per dataset: where it was read, its candidates per subtype
+    if ctx.prepared.datasets:  # per dataset: where it was read, its candidates per subtype
         status["datasets"] = {name: {k: v for k, v in facts.items() if k != "released"}
                               for name, facts in dataset_facts(ctx, ctx.staging).items()}
     if TRAIN_SPLIT in ctx.splits:  # training candidates wait for the same four approvals

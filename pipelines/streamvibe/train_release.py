@@ -26,6 +26,7 @@ from core.files import sha256_hex
 from pipelines.common.benchmark import BuildContext, Finalized
 from pipelines.streamvibe.heldout import HELD_OUT
 from pipelines.streamvibe.mixture import load_general_mixture, mixture_card_lines
+from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.training import decision_balance, is_train
 from schemas.streamvibe import (
     GENERAL,
@@ -94,7 +95,7 @@ def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
         f"| {' | '.join(str(x) for x in r)} |" for r in rows]
 
 
-def train_finalize(ctx: BuildContext, counts: dict[str, dict[str, int]], fin: Finalized,
+def train_finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]], fin: Finalized,
                    sources: dict[str, Any], videos: list[dict[str, Any]], repo: Path) -> None:
     """Add the training split to ``fin``: manifest ``train``, reports under ``reports/train/``,
     ``sft/general_mixture.json``, the ``sft`` / ``rl_seed`` configs, warnings and card text."""
@@ -121,7 +122,7 @@ def train_finalize(ctx: BuildContext, counts: dict[str, dict[str, int]], fin: Fi
     (staging / MIXTURE_FILE).write_text(text)
     held = _held_out(staging)
     decisions = decision_balance(sft)
-    states = Counter(s["state"] for sid, s in ctx.state["statuses"].items() if is_train(sid))
+    states = Counter(s["state"] for sid, s in ctx.prepared.statuses.items() if is_train(sid))
     groups = {g: c for g, c in counts.items() if g.startswith(TRAIN_PREFIX)}
     fin.manifest["train"] = {
         "split": TRAIN_SPLIT,

@@ -94,7 +94,7 @@ def test_the_release_date_comes_from_the_config_or_the_commit_never_the_clock(tm
 
     import yaml
 
-    from pipelines.common.driver import load_config
+    from pipelines.common.command_line import load_config
 
     commit = subprocess.run(["git", "-C", str(Path(__file__).parent), "log", "-1", "--format=%cs"],
                             capture_output=True, text=True, check=True).stdout.strip()

@@ -8,7 +8,7 @@ machine, reached through ``PortableRunner`` with ``--environment_type=EXTERNAL``
 with ``env -i``-style settings (PATH and HOME only) in a folder of its own, it proves that
 
 * paths reach the workers (the driver is given *relative* ``--raw-dir`` / ``--out`` and makes
-  them absolute once: ``pipelines.common.driver.absolute_paths``), while the release still names
+  them absolute once: ``pipelines.common.command_line.absolute_paths``), while the release still names
   no absolute path;
 * the steps' counts reach the driver's progress board through the staging folder the steps
   carry (``pipelines.common.progress.ReportsProgress``), not through the environment;

@@ -302,7 +302,7 @@ def test_the_worker_processes_drop_the_runs_instances(address: str, tmp_path: Pa
 def test_the_runner_is_chosen_by_its_alias_and_its_options_parse(address: str) -> None:
     from apache_beam.options.pipeline_options import StandardOptions
 
-    from pipelines.common.driver import unknown_flags
+    from pipelines.common.command_line import unknown_flags
     from pipelines.common.options import beam_options, runner_module, runs_elsewhere, shard_writers
 
     flags = ["--dask_client_address=tcp://10.0.0.1:8786", "--dask_scheduler_file=/shared/s.json",

@@ -262,7 +262,7 @@ def test_a_flag_neither_benchforge_nor_beam_knows_stops_the_build(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--reviews`` (StreamVibe's retired name of --decisions) was passed on to Beam, which
     only logs that it discards it: the build exited 0 without the decisions."""
-    from pipelines.common.driver import unknown_flags
+    from pipelines.common.command_line import unknown_flags
     from pipelines.streamvibe.build import run as build_streamvibe
 
     with pytest.raises(SystemExit) as exc:
@@ -284,7 +284,7 @@ def test_every_path_option_is_made_absolute_once_in_the_driver(
     """A Flink, Spark or Dataflow worker (or Beam's external worker pool) runs in a working
     directory of its own: the driver hands it absolute paths — ``NAME=PATH`` keeping its name,
     URLs as they are, a symlinked folder by its own place (not its target)."""
-    from pipelines.common.driver import parse_args
+    from pipelines.common.command_line import parse_args
     from pipelines.proactivebench.build import PROACTIVEBENCH
     from pipelines.proready.build import PROREADY
     from pipelines.streamvibe.build import STREAMVIBE
@@ -351,7 +351,7 @@ def test_a_source_root_is_recorded_relative_to_the_raw_dir_or_by_its_flag(tmp_pa
 
 def test_printed_paths_are_relative_inside_the_working_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipelines.common.driver import shown
+    from pipelines.common.command_line import shown
 
     monkeypatch.chdir(REPO)
     assert shown(REPO / ".venv" / "bin" / "benchforge") == ".venv/bin/benchforge"

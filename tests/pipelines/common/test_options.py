@@ -68,7 +68,7 @@ def test_a_third_party_runners_options_are_known_once_its_module_is_named(
     when the pipeline runs — after the driver had refused the runner's flags as unknown. Named
     by ``--runner=module.Class``, the module is imported first; other unknown flags still stop
     the build."""
-    from pipelines.common.driver import unknown_flags
+    from pipelines.common.command_line import unknown_flags
 
     (tmp_path / "tm_runner_for_test.py").write_text(
         "from apache_beam.options.pipeline_options import PipelineOptions\n"

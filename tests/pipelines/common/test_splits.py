@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.common.assembly import split_facts
 from pipelines.common.benchmark import Benchmark, BuildContext
-from pipelines.common.driver import parse_args, split_facts
+from pipelines.common.command_line import parse_args
 
 
 class WithTraining(Benchmark):

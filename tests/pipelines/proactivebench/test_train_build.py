@@ -23,7 +23,7 @@ import pytest
 
 from exports.croissant import write_croissant
 from exports.release import file_inventory
-from pipelines.common.driver import gate
+from pipelines.common.assembly import gate
 from pipelines.proactivebench.build import PROACTIVEBENCH, run
 from pipelines.proactivebench.rewards import proactive_reward
 
