@@ -74,6 +74,44 @@ def tree_rss_psutil(root: int) -> tuple[int, int]:
     return total, len(procs)
 
 
+def _proc_pss(pid: int) -> int | None:
+    """The proportional set size of ``pid`` (``/proc/<pid>/smaps_rollup``: each shared page
+    divided among the processes that map it); None where the kernel does not give it."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        return None
+    return None
+
+
+def tree_pss(root: int) -> int | None:
+    """Sum of PSS over ``root`` and its descendants; None where PSS cannot be read.
+
+    Why beside the RSS sum: a process that starts ffmpeg forks first, and until the child execs
+    it maps every page of its parent — summed RSS counts the Python build twice for that instant
+    (seen: 326 + 326 MB in one 1-second sample of a 100× StreamVibe pending build making ~900
+    review copies, where every other sample held one 326 MB build process). The more subprocesses
+    a build starts, the likelier a sample lands in that instant, so the summed-RSS peak grows with
+    the scale although no process does. PSS counts a shared page once across the tree."""
+    children = _proc_children()
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(children.get(pid, []))
+    total = 0
+    for pid in pids:
+        pss = _proc_pss(pid)
+        if pss is None:
+            if pid == root:
+                return None
+            continue  # the process ended while we looked
+        total += pss
+    return total
+
+
 def tree_sampler() -> Callable[[int], tuple[int, int]]:
     """psutil if the venv has it (portable), else /proc (Linux, what these machines run)."""
     try:
@@ -94,6 +132,7 @@ class BuildRun:
     timed_out: bool
     stderr_tail: list[str]
     peak_disk_bytes: int = 0
+    peak_pss_bytes: int | None = None  # None: PSS not readable here (tree_pss)
 
 
 def disk_used(path: Path) -> int:
@@ -105,14 +144,15 @@ def disk_used(path: Path) -> int:
 def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None,
                   disk_of: Path | None = None) -> BuildRun:
     """Run ``cmd`` in its own session (so a timeout can end exactly its process group), sampling
-    the tree's RSS every 0.2 s and, with ``disk_of``, how far the used bytes of that file system
-    rose above where they were at the start (staging, blob store and release together: what a
-    build needs free; anything else writing to the same disk meanwhile counts too);
-    stdout/stderr go to files, never to a pipe that could fill up."""
+    the tree's RSS (and PSS: :func:`tree_pss`) every 0.2 s and, with ``disk_of``, how far the
+    used bytes of that file system rose above where they were at the start (staging, blob store
+    and release together: what a build needs free; anything else writing to the same disk
+    meanwhile counts too); stdout/stderr go to files, never to a pipe that could fill up."""
     sample = tree_sampler()
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
     peak = procs = samples = peak_disk = 0
+    peak_pss: int | None = None
     disk_before = disk_used(disk_of) if disk_of is not None else 0
     timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -121,6 +161,9 @@ def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None,
         while proc.poll() is None:
             rss, n = sample(proc.pid)
             peak, procs, samples = max(peak, rss), max(procs, n), samples + 1
+            pss = tree_pss(proc.pid)
+            if pss is not None:
+                peak_pss = max(peak_pss or 0, pss)
             if disk_of is not None:
                 peak_disk = max(peak_disk, disk_used(disk_of) - disk_before)
             if timeout is not None and time.perf_counter() - started > timeout:
@@ -131,7 +174,7 @@ def run_monitored(cmd: list[str], log_dir: Path, timeout: float | None,
         proc.wait()
         wall = time.perf_counter() - started
     tail = err_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
-    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail, peak_disk)
+    return BuildRun(proc.returncode, wall, peak, procs, samples, timed_out, tail, peak_disk, peak_pss)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -37,14 +37,17 @@ the build is above it.
 Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (distinct source videos
 with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates in the pending
 state; released samples for ``release``), ``wall s`` (median of ``--repeat``), ``s/video min``,
-``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``disk MB`` (the most the
-output's file system filled during the build), ``floor s`` / ``×floor`` (decoding, plus the
-review copies for ``pending``, the stage that makes them), ``floor w s`` (rows with w > 1:
-the same floor split over w processes at once, the slowest one's seconds), ``ceiling``
-(floor s / floor w s: what w processes gain over one for this work on this machine now),
-``speedup`` (the 1-worker build's wall / this one's), ``sp/ceil`` (speedup / ceiling), ``RSS×``
-and ``s/min×`` (against the smallest scale of the same stage and worker count), ``load`` (1-minute
-load average at the start: other work on the machine). Absolute seconds depend on the machine and
+``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``PSS MB`` (the same as
+proportional set size: a page shared by several processes counted once — a fork about to exec
+ffmpeg maps all of the build's pages, which the RSS sum counts twice: ``monitor.tree_pss``),
+``disk MB`` (the most the output's file system filled during the build), ``floor s`` /
+``×floor`` (decoding, plus the review copies for ``pending``, the stage that makes them),
+``floor w s`` (rows with w > 1: the same floor split over w processes at once, the slowest
+one's seconds), ``ceiling`` (floor s / floor w s: what w processes gain over one for this work
+on this machine now), ``speedup`` (the 1-worker build's wall / this one's), ``sp/ceil``
+(speedup / ceiling), ``RSS×``, ``PSS×`` and ``s/min×`` (against the smallest scale of the same
+stage and worker count), ``load`` (1-minute load average at the start: other work on the
+machine). Absolute seconds depend on the machine and
 its load; the ratios are what to compare.
 """
 
@@ -91,6 +94,7 @@ class Row:
     walls_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
+    peak_pss_mb: float | None = None  # the tree's proportional set size (monitor.tree_pss)
     peak_disk_mb: float = 0.0
     peak_procs: int = 0
     floor_s: float | None = None
@@ -101,6 +105,7 @@ class Row:
     speedup_over_ceiling: float | None = None  # speedup / floor_speedup
     s_per_video_min: float | None = None
     rss_ratio: float | None = None
+    pss_ratio: float | None = None
     time_ratio: float | None = None
     load_avg_1m: float = 0.0
     stderr_tail: list[str] = field(default_factory=list)
@@ -259,6 +264,8 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
                                     work / "logs" / f"{n}x-w{w}-{stage}-{turn}", args.timeout, disk_of=out)
                 row.walls_s.append(run.wall_s)
                 row.peak_rss_mb = max(row.peak_rss_mb, run.peak_rss_bytes / MB)
+                if run.peak_pss_bytes is not None:
+                    row.peak_pss_mb = max(row.peak_pss_mb or 0.0, run.peak_pss_bytes / MB)
                 row.peak_disk_mb = max(row.peak_disk_mb, run.peak_disk_bytes / MB)
                 row.peak_procs = max(row.peak_procs, run.peak_procs)
                 if run.timed_out or run.returncode != 0:
@@ -358,14 +365,17 @@ def add_ratios(rows: list[Row]) -> None:
         if base is None or r.status != "ok":
             continue
         r.rss_ratio = r.peak_rss_mb / base.peak_rss_mb if base.peak_rss_mb else None
+        if r.peak_pss_mb and base.peak_pss_mb:
+            r.pss_ratio = r.peak_pss_mb / base.peak_pss_mb
         if r.s_per_video_min and base.s_per_video_min:
             r.time_ratio = r.s_per_video_min / base.s_per_video_min
 
 
 def render(rows: list[Row]) -> str:
     head = (f"{'scale':>5} {'stage':>8} {'w':>2} {'videos':>6} {'video min':>9} {'samples':>7} "
-            f"{'wall s':>8} {'s/vmin':>7} {'RSS MB':>7} {'disk MB':>8} {'floor s':>8} {'xfloor':>6} "
-            f"{'RSS x':>6} {'s/min x':>7} {'floor w s':>9} {'ceiling':>7} {'speedup':>7} {'sp/ceil':>7} "
+            f"{'wall s':>8} {'s/vmin':>7} {'RSS MB':>7} {'PSS MB':>7} {'disk MB':>8} {'floor s':>8} "
+            f"{'xfloor':>6} {'RSS x':>6} {'PSS x':>6} {'s/min x':>7} {'floor w s':>9} {'ceiling':>7} "
+            f"{'speedup':>7} {'sp/ceil':>7} "
             f"{'load':>5}  status")
     lines = [head]
 
@@ -376,8 +386,9 @@ def render(rows: list[Row]) -> str:
         lines.append(
             f"{r.scale:>5} {r.stage:>8} {r.workers:>2} {r.videos:>6} {r.video_minutes:>9.1f} {r.samples:>7} "
             f"{r.wall_s:>8.1f} {opt(r.s_per_video_min, '.2f'):>7} {r.peak_rss_mb:>7.0f} "
-            f"{r.peak_disk_mb:>8.0f} {opt(r.floor_s, '.1f'):>8} {opt(r.over_floor, '.2f'):>6} "
-            f"{opt(r.rss_ratio, '.2f'):>6} {opt(r.time_ratio, '.2f'):>7} {opt(r.floor_w_s, '.1f'):>9} "
+            f"{opt(r.peak_pss_mb, '.0f'):>7} {r.peak_disk_mb:>8.0f} {opt(r.floor_s, '.1f'):>8} "
+            f"{opt(r.over_floor, '.2f'):>6} {opt(r.rss_ratio, '.2f'):>6} {opt(r.pss_ratio, '.2f'):>6} "
+            f"{opt(r.time_ratio, '.2f'):>7} {opt(r.floor_w_s, '.1f'):>9} "
             f"{opt(r.floor_speedup, '.2f'):>7} {opt(r.speedup, '.2f'):>7} "
             f"{opt(r.speedup_over_ceiling, '.2f'):>7} {r.load_avg_1m:>5.1f}  {r.status}")
     for r in rows:
