@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
@@ -321,6 +323,26 @@ class WriteShardedParquet(beam.PTransform):
             | "GroupShard" >> beam.GroupByKey()
             | "WriteShard" >> beam.FlatMap(write, **self.finish_inputs)
         )
+
+
+@dataclass(frozen=True)
+class BuildFacts:
+    """A file of facts a pipeline hands to the steps the driver runs after it (the ledger, the
+    pending-review state, the release's manifest facts): ``_build/<name>.json``, one sorted JSON
+    list. Declared once in a benchmark folder's ``build_facts.py`` and used by both sides — the
+    pipeline writes it (:meth:`write`), the driver-side step reads it (:meth:`read`) — so the two
+    cannot name different files."""
+
+    name: str
+
+    def path(self, staging: str | Path) -> Path:
+        return Path(staging) / "_build" / f"{self.name}.json"
+
+    def write(self, staging: str) -> WriteJson:
+        return WriteJson(f"{staging}/_build/{self.name}.json")
+
+    def read(self, staging: str | Path) -> list[Any]:
+        return json.loads(self.path(staging).read_text())
 
 
 class WriteJson(beam.PTransform):

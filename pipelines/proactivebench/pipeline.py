@@ -27,10 +27,10 @@ from pipelines.common.transforms import (
     CountOutcomes,
     ReadSources,
     WriteFilteredInputs,
-    WriteJson,
     WriteRejections,
     WriteShardedParquet,
 )
+from pipelines.proactivebench.build_facts import NEGATIVES, NOTES, SOURCES
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.selfcheck import self_check
 from schemas.proactivebench import EPISODE, FILTERED_EPISODE
@@ -288,7 +288,7 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         | "MediaNotes" >> beam.FlatMap(lambda it: [(it.environment, f, n) for f, n in it.notes])
         | "DistinctNotes" >> beam.Distinct()
         | "NoteRecords" >> beam.MapTuple(lambda env, f, n: {"environment": env, "file": f, "note": n})
-        | "WriteNotes" >> WriteJson(f"{cfg.staging}/_build/notes.json")
+        | "WriteNotes" >> NOTES.write(cfg.staging)
     )
     (
         sources
@@ -296,7 +296,7 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
             lambda env, line: {"environment": env, "file": line.split("\t")[0],
                                "sha256": line.split("\t")[1]}
         )
-        | "WriteSources" >> WriteJson(f"{cfg.staging}/_build/sources.json")
+        | "WriteSources" >> SOURCES.write(cfg.staging)
     )
     (
         built.episodes
@@ -305,6 +305,6 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
         | "StrategyRecords" >> beam.MapTuple(
             lambda k, n: {"environment": k[0], "strategy": k[1], "n": n}
         )
-        | "WriteStrategies" >> WriteJson(f"{cfg.staging}/_build/negatives.json")
+        | "WriteStrategies" >> NEGATIVES.write(cfg.staging)
     )
     return items

@@ -6,7 +6,6 @@ split's part: ``train_release.py``).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from exports.release import source_digest
 from filtering.report import release_leak_summary
 from pipelines.common.benchmark import BuildContext, Finalized
+from pipelines.proactivebench.build_facts import NEGATIVES, NOTES, SOURCES
 from pipelines.proactivebench.pipeline import make_miner
 from pipelines.proactivebench.prepared import Prepared
 from pipelines.proactivebench.train_release import train_finalize
@@ -35,14 +35,13 @@ def recorded_probes(path: str) -> str:
 def finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]) -> Finalized:
     """The evaluation split's part of a release (source checksums and notes, the negatives' strategies
     and CLIP miner, the leak filter's summary, warnings), then the training split's."""
-    build = ctx.staging / "_build"
     sources: dict[str, list[dict[str, str]]] = {}
-    for row in json.loads((build / "sources.json").read_text()):
+    for row in SOURCES.read(ctx.staging):
         sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
     notes: dict[str, list[dict[str, str]]] = {}
-    for row in json.loads((build / "notes.json").read_text()):
+    for row in NOTES.read(ctx.staging):
         notes.setdefault(row["environment"], []).append({"file": row["file"], "note": row["note"]})
-    strategies = json.loads((build / "negatives.json").read_text())
+    strategies = NEGATIVES.read(ctx.staging)
     clip, probes = ctx.prepared.clip, ctx.prepared.probes
     leak = release_leak_summary(ctx.staging, probes, ctx.config)
     if leak.get("probes_config"):  # the driver made the path absolute for the workers

@@ -37,11 +37,16 @@ from pipelines.common.transforms import (
     CountOutcomes,
     ReadSources,
     WriteFilteredInputs,
-    WriteJson,
     WriteRejections,
     WriteShardedParquet,
 )
 from pipelines.proactivebench import heldout
+from pipelines.proactivebench.build_facts import (
+    TRAIN_EVALUATION_SOURCES,
+    TRAIN_HELD_OUT,
+    TRAIN_SEQUENCES,
+    TRAIN_SOURCES,
+)
 from pipelines.proactivebench.episodes import BuildConfig, build_episode
 from pipelines.proactivebench.pipeline import miner_function, vocabulary_for
 from pipelines.proactivebench.selfcheck import self_check
@@ -140,7 +145,7 @@ class BuildTrainingSplit(beam.PTransform):
             evaluation_items
             | "EvaluationSources" >> beam.Filter(lambda it: it.environment in envs)
             | "EvaluationRecords" >> beam.Map(heldout.evaluation_record)
-            | "WriteEvaluationSources" >> WriteJson(f"{staging}/_build/train_evaluation_sources.json")
+            | "WriteEvaluationSources" >> TRAIN_EVALUATION_SOURCES.write(staging)
         )
         read = p | "ReadTrainSources" >> ReadSources(self.readers, blobs, group_prefix=TRAIN_PREFIX)
         rejected = [read["listing_rejected"], read["load_rejected"]]
@@ -167,8 +172,8 @@ class BuildTrainingSplit(beam.PTransform):
         _ = tuple(filtered) | "WriteTrainFilteredInputs" >> WriteFilteredInputs(
             staging, f"{FILTERED_INPUTS}/{TRAIN_SPLIT}")
         _ = tuple(tags) | "CountTrainOutcomes" >> CountOutcomes(staging, TRAIN_SPLIT)
-        _ = built[SEQUENCES] | "WriteSequences" >> WriteJson(f"{staging}/_build/train_sequences.json")
-        _ = checked[MATCHES] | "WriteMatches" >> WriteJson(f"{staging}/_build/train_held_out.json")
+        _ = built[SEQUENCES] | "WriteSequences" >> TRAIN_SEQUENCES.write(staging)
+        _ = checked[MATCHES] | "WriteMatches" >> TRAIN_HELD_OUT.write(staging)
         _ = (
             train_items
             | "TrainSourceFiles" >> beam.FlatMap(
@@ -176,6 +181,6 @@ class BuildTrainingSplit(beam.PTransform):
             | "DistinctTrainSourceFiles" >> beam.Distinct()
             | "TrainSourceRecords" >> beam.Map(lambda line: dict(zip(
                 ("environment", "file", "sha256"), line.split("\t"), strict=True)))
-            | "WriteTrainSources" >> WriteJson(f"{staging}/_build/train_sources.json")
+            | "WriteTrainSources" >> TRAIN_SOURCES.write(staging)
         )
         return built.rows

@@ -20,6 +20,12 @@ import pyarrow.parquet as pq
 
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext, Finalized
+from pipelines.proactivebench.build_facts import (
+    TRAIN_EVALUATION_SOURCES,
+    TRAIN_HELD_OUT,
+    TRAIN_SEQUENCES,
+    TRAIN_SOURCES,
+)
 from pipelines.proactivebench.prepared import Prepared
 from pipelines.proactivebench.train_pipeline import ROWS_FOLDER
 from schemas.proactivebench import TRAIN_PREFIX, TRAIN_ROW, TRAIN_SPLIT
@@ -34,10 +40,6 @@ def read_rows(release: Any, columns: list[str]) -> list[dict[str, Any]]:
     images' paths without their bytes)."""
     return [r for f in sorted((release / ROWS_FOLDER).glob(f"*/{TRAIN_SPLIT}-*.parquet"))
             for r in pq.ParquetFile(f).read(columns=columns).to_pylist()]
-
-
-def _build_json(ctx: BuildContext[Prepared], name: str) -> list[dict[str, Any]]:
-    return json.loads((ctx.staging / "_build" / name).read_text())
 
 
 def row_facts(rows: list[dict[str, Any]], sequences: list[dict[str, Any]], wanted: dict[str, int]
@@ -69,7 +71,7 @@ def row_facts(rows: list[dict[str, Any]], sequences: list[dict[str, Any]], wante
 def held_out_facts(ctx: BuildContext[Prepared], evaluation: list[dict[str, Any]]) -> dict[str, Any]:
     """What the held-out report and the manifest say: the evaluation items the training split is
     held out from, and the training items left out because they matched one."""
-    matches = _build_json(ctx, "train_held_out.json")
+    matches = TRAIN_HELD_OUT.read(ctx.staging)
     return {
         "keys": ["source_id", "content_sha256"],
         "evaluation_items": dict(sorted(Counter(e["environment"] for e in evaluation).items())),
@@ -85,20 +87,20 @@ def train_finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]
     the ``grpo`` config, warnings, card text and a summary line."""
     cfg = ctx.config["train"]
     staging = ctx.staging
-    evaluation = sorted(_build_json(ctx, "train_evaluation_sources.json"),
+    evaluation = sorted(TRAIN_EVALUATION_SOURCES.read(ctx.staging),
                         key=lambda e: (e["environment"], e["source_id"]))
-    matches = sorted(_build_json(ctx, "train_held_out.json"),
+    matches = sorted(TRAIN_HELD_OUT.read(ctx.staging),
                      key=lambda m: (m["environment"], m["item"], m["by"]))
     report = staging / HELD_OUT_REPORT
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps({"evaluation": evaluation, "matches": matches}, indent=1,
                                  sort_keys=True) + "\n")
     sources: dict[str, list[dict[str, str]]] = {}
-    for row in _build_json(ctx, "train_sources.json"):
+    for row in TRAIN_SOURCES.read(ctx.staging):
         sources.setdefault(row["environment"], []).append({"file": row["file"], "sha256": row["sha256"]})
     readers = ctx.prepared.train_readers
     rows = read_rows(staging, ROW_COLUMNS)
-    facts = row_facts(rows, _build_json(ctx, "train_sequences.json"), cfg["rows_per_sequence"])
+    facts = row_facts(rows, TRAIN_SEQUENCES.read(ctx.staging), cfg["rows_per_sequence"])
     held = held_out_facts(ctx, evaluation)
     fin.manifest["train"] = {
         "split": TRAIN_SPLIT,

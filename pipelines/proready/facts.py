@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext
+from pipelines.proready.build_facts import CANDIDATES, SOURCES
 from pipelines.proready.prepared import Prepared
 from pipelines.proready.sources import VIDEOS
 
@@ -23,7 +24,7 @@ from pipelines.proready.sources import VIDEOS
 def release_sources(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     """The videos' root, the manifest's sha256 and every video's checksum."""
     reader = ctx.prepared.reader
-    files = json.loads((ctx.staging / "_build" / "sources.json").read_text())
+    files = SOURCES.read(ctx.staging)
     return {VIDEOS: {"root": ctx.recorded_root(reader.root, "--source"),
                      "manifest_sha256": hashlib.sha256(reader.read_bytes(reader.manifest)).hexdigest(),
                      **source_digest([{"file": f["file"], "sha256": f["sha256"]} for f in files])}}
@@ -53,7 +54,7 @@ def dataset_facts(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     staging = ctx.staging
     released = by_dataset(rows(staging / "data")) if (staging / "data").is_dir() else {}
     reviewed: list[dict[str, Any]] = rows(staging / "filtered") if (staging / "filtered").is_dir() else []
-    pending = staging / "_build" / "candidates.json"
+    pending = CANDIDATES.path(staging)
     if ctx.decisions is None and pending.is_file():
         reviewed += json.loads(pending.read_text())
     candidates = by_dataset(reviewed)

@@ -32,10 +32,10 @@ from pipelines.common.transforms import (
     CountOutcomes,
     ReadSources,
     WriteFilteredInputs,
-    WriteJson,
     WriteRejections,
     WriteShardedParquet,
 )
+from pipelines.proready import build_facts
 from pipelines.proready.generation import ITEMS, GenerationConfig, build_video
 from pipelines.proready.models import ROLES
 from pipelines.proready.released import release_record
@@ -147,7 +147,7 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
     filtered = [built[FILTERED]]
     if not cfg.review:
         tags.append(candidates | "CountPending" >> CountAs("pending", lambda _: ITEMS))
-        candidates | "WriteCandidates" >> WriteJson(f"{cfg.staging}/_build/candidates.json")
+        candidates | "WriteCandidates" >> build_facts.CANDIDATES.write(cfg.staging)
     else:
         corrections = p | "Corrections" >> beam.Create(sorted(cfg.corrections.items()))
         gated = (
@@ -160,7 +160,7 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
         tags.append(gated[COUNTS])
         rejected.append(gated[REJECTED])
         filtered.append(gated[FILTERED])
-        gated[STATUS] | "WriteReviewStates" >> WriteJson(f"{cfg.staging}/_build/review.json")
+        gated[STATUS] | "WriteReviewStates" >> build_facts.REVIEW_STATES.write(cfg.staging)
         (gated.kept | "ReleaseRecords" >> beam.Map(release_record)
          | "WriteKept" >> WriteShardedParquet(
              cfg.staging, lambda r: f"data/{r['task_type']}", RELEASED_ITEM, "test"))
@@ -173,5 +173,5 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
         read["items"]
         | "SourceFiles" >> beam.FlatMap(
             lambda it: [{"environment": VIDEOS, "file": f, "sha256": s} for f, s in it.source_files])
-        | "WriteSources" >> WriteJson(f"{cfg.staging}/_build/sources.json")
+        | "WriteSources" >> build_facts.SOURCES.write(cfg.staging)
     )

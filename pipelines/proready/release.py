@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from pipelines.common.benchmark import BuildContext, Finalized, review_violations
 from pipelines.proready.ars import items_tau
+from pipelines.proready.build_facts import REVIEW_STATES
 from pipelines.proready.facts import dataset_facts, release_sources
 from pipelines.proready.generation import GenerationConfig
 from pipelines.proready.prepared import Prepared
@@ -63,7 +64,7 @@ def finalize(ctx: BuildContext[Prepared]) -> Finalized:
         qc["verifiability"] = verifiability(kept, gcfg, Path(ctx.prepared.root))
     write_qc(reports, qc)
     windows = window_report(kept, reports)
-    states = json.loads((ctx.staging / "_build" / "review.json").read_text())
+    states = REVIEW_STATES.read(ctx.staging)
     review_states = dict(sorted(Counter(s["state"] for s in states).items()))
     (reports / "review.json").write_text(json.dumps({
         **review_violations(ctx.violations),

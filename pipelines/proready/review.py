@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from annotation.approval import Status, check_release, statuses
 from core.errors import BadInput, Rejection
 from pipelines.common.benchmark import BuildContext, PendingReview
+from pipelines.proready.build_facts import CANDIDATES
 from pipelines.proready.content import TURN_FIELDS, content_hash, review_content
 from pipelines.proready.evidence import validate_item
 from pipelines.proready.native import video_path
@@ -221,7 +222,7 @@ def pending_review(ctx: BuildContext[Prepared]) -> PendingReview:
     status facts."""
     from pipelines.proready.facts import dataset_facts, release_sources
 
-    cands = sorted(json.loads((ctx.staging / "_build" / "candidates.json").read_text()),
+    cands = sorted(CANDIDATES.read(ctx.staging),
                    key=lambda c: c["id"])
     kind = ctx.args.review_media or (ctx.config.get("review") or {}).get("media", "mp4")
     media_dir = ctx.staging / "_build" / "media"

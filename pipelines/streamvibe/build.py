@@ -21,7 +21,6 @@ facts are built in ``release.py`` (and ``train_release.py``), the pending-review
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from pipelines.common.benchmark import (
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.video_sources import DATASETS
+from pipelines.streamvibe.build_facts import CANDIDATES
 from pipelines.streamvibe.demo import DEMO
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.lmms_eval import ADAPTER
@@ -225,7 +225,7 @@ class StreamVibe(Benchmark):
         ), st.statuses, st.ledger)
 
     def after_pipeline(self, ctx: BuildContext[Prepared]) -> None:
-        candidates = json.loads((ctx.staging / "_build" / "candidates.json").read_text())
+        candidates = CANDIDATES.read(ctx.staging)
         write_json_atomic(ctx.prepared.ledger_path, update_ledger(ctx.prepared.ledger, candidates))
         ctx.prepared.candidates = candidates
 

@@ -41,10 +41,10 @@ from pipelines.common.transforms import (
     CountAs,
     CountOutcomes,
     WriteFilteredInputs,
-    WriteJson,
     WriteRejections,
     WriteShardedParquet,
 )
+from pipelines.streamvibe.build_facts import CANDIDATES, TRAIN_VIDEOS, VIDEOS
 from pipelines.streamvibe.candidates import RuleGenerator, assemble
 from pipelines.streamvibe.heldout import HELD_OUT, matches, source_id, split_video_key, stream_sha256
 from pipelines.streamvibe.negatives import negative_probes
@@ -450,7 +450,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
     ledger_pc = p | "Ledger" >> beam.Create(sorted((ledger or {}).items()))
     cands = generated.cands | "Version" >> beam.Map(
         lambda c, led: assign_version(c, led), led=AsDict(ledger_pc))
-    cands | "WriteCandidates" >> WriteJson(f"{cfg.staging}/_build/candidates.json")
+    cands | "WriteCandidates" >> CANDIDATES.write(cfg.staging)
 
     if not cfg.review:
         counts.append(cands | "CountPending" >> CountAs("pending", _subtype))
@@ -503,10 +503,10 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         "duration_s": getattr(v, "duration_s", 0.0), "header_frames": getattr(v, "header_frames", 0),
         "decodable_frames": getattr(v, "decodable_frames", 0)})
     if cfg.train is None:
-        facts | "WriteVideos" >> WriteJson(f"{cfg.staging}/_build/videos.json")
+        facts | "WriteVideos" >> VIDEOS.write(cfg.staging)
         return
     (facts | "TestVideoFacts" >> beam.Filter(lambda f: not f["file"].startswith(TRAIN_PREFIX))
-     | "WriteVideos" >> WriteJson(f"{cfg.staging}/_build/videos.json"))
+     | "WriteVideos" >> VIDEOS.write(cfg.staging))
     (
         videos
         | "TrainVideos" >> beam.Filter(lambda kv: kv[0].startswith(TRAIN_PREFIX))
@@ -515,7 +515,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             "sha256": v.sha256 if not isinstance(v, VideoFailure) else f"unreadable: {v.reason}",
             "stream_sha256": None if isinstance(v, VideoFailure) else video_stream_sha256(v),
             "duration_s": getattr(v, "duration_s", 0.0)})
-        | "WriteTrainVideos" >> WriteJson(f"{cfg.staging}/_build/train_videos.json")
+        | "WriteTrainVideos" >> TRAIN_VIDEOS.write(cfg.staging)
     )
 
 

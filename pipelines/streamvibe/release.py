@@ -17,6 +17,7 @@ from core.files import sha256_hex
 from exports.release import source_digest
 from pipelines.common.benchmark import BuildContext, Finalized, review_violations
 from pipelines.common.video_sources import DATASETS
+from pipelines.streamvibe.build_facts import TRAIN_VIDEOS, VIDEOS
 from pipelines.streamvibe.negatives import probe_card_lines, probe_facts
 from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.sources import enumerate_pairs, source_files
@@ -33,8 +34,7 @@ def release_sources(ctx: BuildContext[Prepared], split: str = "test"
     root = ctx.prepared.root
     manifest = ctx.prepared.train.manifest if split == TRAIN_SPLIT else ctx.prepared.manifest
     pairs = [x for x in enumerate_pairs(root, manifest) if isinstance(x, dict)]
-    name = "train_videos.json" if split == TRAIN_SPLIT else "videos.json"
-    videos = json.loads((ctx.staging / "_build" / name).read_text())
+    videos = (TRAIN_VIDEOS if split == TRAIN_SPLIT else VIDEOS).read(ctx.staging)
     key = "source_id" if split == TRAIN_SPLIT else "file"
     sources = {"task_records": source_digest(source_files(root, manifest, pairs)),
                "videos": source_digest([{"file": v[key], "sha256": v["sha256"]} for v in videos])}

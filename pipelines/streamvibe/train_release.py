@@ -24,6 +24,7 @@ import yaml
 
 from core.files import sha256_hex
 from pipelines.common.benchmark import BuildContext, Finalized
+from pipelines.streamvibe.build_facts import VIDEOS
 from pipelines.streamvibe.heldout import HELD_OUT
 from pipelines.streamvibe.mixture import load_general_mixture, mixture_card_lines
 from pipelines.streamvibe.prepared import Prepared
@@ -145,7 +146,7 @@ def train_finalize(ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]
         "rl_seed": {"rows": len(rl), "samples": len({r["sample_id"] for r in rl}),
                     "allocation": rl_alloc,
                     "window": {k: cfg["rl_seed"][k] for k in ("before_s", "after_s")}},
-        "held_out": {"test_videos": len(json.loads((staging / "_build" / "videos.json").read_text())),
+        "held_out": {"test_videos": len(VIDEOS.read(staging)),
                      "train_videos": len(videos), **held,
                      "keys": ["source_id", "stream_sha256"], "gate": "streamvibe_held_out"},
     }
