@@ -25,7 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipelines.registry import BENCHMARKS, benchmark, rubric
+from pipelines.registry import BENCHMARKS, benchmark, export_commands, rubric
 
 REVIEW_PROG = "benchforge review"  # what `benchforge review --help` names the program
 BROKEN_PIPE = 141  # a shell's status for a command ended by SIGPIPE (128 + 13): entry()
@@ -136,15 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         if rest[:1] == ["push"] and "--corrections" in rest:
             rest = correction_push(rest)
         return int(review_main(rest, prog=REVIEW_PROG, rubrics=rubric) or 0)
-    if rest[:1] == ["compat-proactivebench"]:
-        from pipelines.proactivebench.compat import main as compat_main
-
-        return int(compat_main(rest[1:]) or 0)
     if rest[:1] in (["croissant"], ["vlmevalkit"], ["lmms-eval"]):
-        from pipelines import export_commands
+        from pipelines import export_commands as shared
 
-        return int(getattr(export_commands, rest[0].replace("-", "_"))(rest[1:]))
-    raise SystemExit("benchforge export compat-proactivebench|croissant|vlmevalkit|lmms-eval … "
+        return int(getattr(shared, rest[0].replace("-", "_"))(rest[1:]))
+    own = export_commands()  # the benchmarks' own export commands, from their folders
+    if rest and rest[0] in own:
+        return int(own[rest[0]].main(rest[1:]) or 0)
+    raise SystemExit(f"benchforge export {'|'.join(['croissant', 'vlmevalkit', 'lmms-eval', *own])} … "
                      "(benchforge --help)")
 
 
@@ -156,11 +155,11 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
     from annotation.cli import build_parser as review_parser
     from pipelines import export_commands as ex
     from pipelines.common.command_line import build_parser
-    from pipelines.proactivebench.compat.cli import build_parser as compat_parser
 
     found = [build_parser(benchmark(name)) for name in BENCHMARKS]
     found += [check_parser(), ex.diff_parser(), ex.croissant_parser(), ex.vlmevalkit_parser(),
-              ex.lmms_eval_parser(), compat_parser(), correction_parser()]
+              ex.lmms_eval_parser(), *(c.parser() for c in export_commands().values()),
+              correction_parser()]
     review = review_parser(REVIEW_PROG)
     found += [review, *subcommands(review)]
     return {p.prog: p for p in found}

@@ -9,7 +9,7 @@ from importlib import import_module
 from pathlib import Path
 
 from annotation.rubrics import Rubric
-from pipelines.common.benchmark import Benchmark
+from pipelines.common.benchmark import Benchmark, ExportCommand
 
 PIPELINES = Path(__file__).resolve().parent
 
@@ -41,3 +41,8 @@ def rubric(name: str) -> Rubric:
     if name not in known:
         raise SystemExit(f"unknown rubric {name!r}; known: {', '.join(sorted(known))}")
     return known[name]
+
+
+def export_commands() -> dict[str, ExportCommand]:
+    """The ``benchforge export`` commands the benchmark folders declare, by name."""
+    return {c.name: c for b in BENCHMARKS for c in benchmark(b).export_commands}

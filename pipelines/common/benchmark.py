@@ -165,6 +165,17 @@ class PendingReview:
 
 
 @dataclass(frozen=True)
+class ExportCommand:
+    """A ``benchforge export <name>`` command of a benchmark's own (ProactiveBench's releases in
+    the layout of the authors' package): the CLI finds it on the benchmark, as it finds the
+    shared exports, so no benchmark's command is listed outside its folder."""
+
+    name: str
+    main: Callable[[list[str]], int]
+    parser: Callable[[], argparse.ArgumentParser]
+
+
+@dataclass(frozen=True)
 class Demo:
     """How a benchmark's demo release is made from the registry media alone: what its folder's
     ``demo.py`` gives the conformance test (``tests/pipelines/test_conformance.py``), the byte
@@ -214,6 +225,7 @@ class Benchmark:
     # ``benchforge export`` says this benchmark has no such export
     lmms_eval: LmmsEvalAdapter | None = None
     vlmevalkit: Callable[..., dict[str, Any]] | None = None
+    export_commands: tuple[ExportCommand, ...] = ()  # ``benchforge export`` commands of its own
     # the BibTeX of the paper that defines it (its folder's citation.bib: folder_citation); no
     # default: a card and croissant.json cite it (docs/exports.md)
     citation: str

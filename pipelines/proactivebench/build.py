@@ -17,9 +17,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipelines.common.benchmark import Benchmark, BuildContext, Finalized
+from pipelines.common.benchmark import Benchmark, BuildContext, ExportCommand, Finalized
 from pipelines.common.citations import folder_citation
 from pipelines.common.sources import preflight
+from pipelines.proactivebench.compat.cli import build_parser as compat_parser
+from pipelines.proactivebench.compat.cli import main as compat_main
 from pipelines.proactivebench.demo import DEMO
 from pipelines.proactivebench.episodes import BuildConfig
 from pipelines.proactivebench.lmms_eval import ADAPTER
@@ -50,6 +52,7 @@ class ProactiveBench(Benchmark):
     rubrics = RUBRICS
     lmms_eval = ADAPTER
     vlmevalkit = staticmethod(vlmevalkit_export)
+    export_commands = (ExportCommand("compat-proactivebench", compat_main, compat_parser),)
     # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
     source_datasets = ("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco")
     summary = (
