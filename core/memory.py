@@ -5,10 +5,8 @@ the runner and its worker processes, encoded shuffle elements, frames read back 
 store, the Arrow tables and Parquet pages of a row group. glibc's allocator raises its mmap
 threshold each time such a buffer is freed (up to 32 MiB on 64-bit), so the next ones are carved
 from the heap instead of mapped, and a fragmented heap is never given back: each process kept
-the high-water mark of everything it had held. Measured on a 100× ProactiveBench build with two
-workers (benchmarks/scale_proactivebench.py, docs/scaling.md): the driver grew from ~320 to
-~580 MB and each worker from ~330 to ~600 MB while the release was written, against ~300–360 MB
-each at 1×; with the threshold fixed and written row groups released, 446 / 471 / 523 MB.
+the high-water mark of everything it had held (measured: docs/scaling.md, "Why memory stays
+flat").
 
 * :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off) and its
   trim threshold in this process, and in the environment so the worker processes a local runner
@@ -20,20 +18,16 @@ each at 1×; with the threshold fixed and written row groups released, 446 / 471
   writes shards. Why: the trim threshold only returns free memory at the *top* of a heap; the
   embedded runner's driver holds the shuffled records of a whole stage, frees them when the
   stage is done and allocates the next stage's, and the freed chunks in the middle of its heap
-  stayed resident. Sampled every 0.5 s in a 100× two-worker build, the driver's peak fell from
-  ~500–570 MB to ~460 MB with it. Once a second costs little: the pages a process reuses within
+  stayed resident. Once a second costs little: the pages a process reuses within
   the second are not given back, only what stayed free.
 
-The values were chosen by measurement (docs/scaling.md). At glibc's starting values (128 KiB
-for both) the memory was flat, but every buffer over 128 KiB was mapped and zero-filled anew and
-every free at the top of a heap gave its pages back to be faulted in again: two workers spent
-~23 s of system time on page faults in a 100× build, against ~9 s for one. With the mmap
-threshold at 4 MiB and the trim threshold at 16 MiB, buffers up to a Parquet page or a frame
-are reused from the heap, while the multi-megabyte data-plane messages and row groups are still
-mapped on their own and a heap keeps at most 16 MiB free at its top. In 100× builds taking turns
-with the old values the workers' system time fell from ~23 s to ~8.5 s and two workers from
-81 s to 68–73 s; one worker was unchanged within noise. The peak of the tree at 100× stayed at
-1.38× the 1× peak. The environment variables (``MALLOC_MMAP_THRESHOLD_``,
+The values were chosen by measurement (docs/scaling.md, measurement log). At glibc's starting
+values (128 KiB for both) every buffer over 128 KiB was mapped and zero-filled anew and every
+free at the top of a heap gave its pages back to be faulted in again, which cost two workers
+more system time than their gain. With the mmap threshold at 4 MiB and the trim threshold at
+16 MiB, buffers up to a Parquet page or a frame are reused from the heap, while the
+multi-megabyte data-plane messages and row groups are still mapped on their own and a heap
+keeps at most 16 MiB free at its top. The environment variables (``MALLOC_MMAP_THRESHOLD_``,
 ``MALLOC_TRIM_THRESHOLD_``) override either value.
 
 Both do nothing where the C library is not glibc (musl, macOS, Windows); neither changes a byte

@@ -1,12 +1,11 @@
 """Processes that are done end at once, without tearing their interpreter down.
 
 Why: ending a Python process that has imported Beam, pandas, great-expectations and matplotlib
-first destroys every module and frees its heap one object at a time — ~1.5 s for a build's
-driver (3,300 modules; the same at 1× and 100×) and ~0.45 s for each Beam worker process. The
-embedded runner stops its workers one after the other and waits for each, so two workers added
-~0.9–1.0 s of serial time to every two-worker build (100× ProactiveBench: the last stage ended
-1.05 s before the pipeline returned; 0.15 s with :func:`end_worker_without_teardown`), and every
-command of the CLI spent its last ~1.5 s on teardown. Nothing in that teardown matters once the
+first destroys every module and frees its heap one object at a time — a second or more for a
+build's driver, whatever its size, and a good part of one for each Beam worker process. The
+embedded runner stops its workers one after the other and waits for each, so that teardown was
+serial time in every two-worker build, and every command of the CLI ended with it (measured:
+docs/scaling.md). Nothing in that teardown matters once the
 work is done: every file is closed where it was written, and every exit handler still runs
 first (the response cache's flush, logging's), then the standard streams are flushed.
 

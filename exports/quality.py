@@ -113,12 +113,12 @@ class QualityReport:
 def import_in_background() -> threading.Thread:
     """Import great-expectations (and matplotlib, for the counts plot) in a daemon thread.
 
-    Why: importing great-expectations takes ~3.6 s and the gate cannot start its expectations
+    Why: importing great-expectations takes seconds and the gate cannot start its expectations
     without it; a driver whose pipeline runs in other processes (local workers, a distributed
-    runner) only waits meanwhile, so it imports then (measured: the gate's suites 4.1 s → 0.6 s
-    in a 100× two-worker build). It costs ~124 MB of the driver's memory while the pipeline
-    runs. An import the main thread starts meanwhile waits for this one (Python's per-module
-    import locks); a failure here surfaces again where the gate imports it."""
+    runner) only waits meanwhile, so it imports then (docs/scaling.md). It costs the driver the
+    module's memory while the pipeline runs. An import the main thread starts meanwhile waits
+    for this one (Python's per-module import locks); a failure here surfaces again where the gate
+    imports it."""
     def load() -> None:
         import great_expectations.expectations  # noqa: F401
         import matplotlib
@@ -148,8 +148,8 @@ def check_release(release: Path, listed: list[dict[str, Any]], suites: Callable[
 
     With ``threads`` > 1 the expectations and the byte check run in threads of their own beside
     the media check: they are independent, the expectations are mostly Python while reading,
-    hashing and decoding mostly release the GIL, and the gate is the serial tail of every build
-    (a 100× build with two workers spent ~5.5 s on it with both workers idle). The findings are
+    hashing and decoding mostly release the GIL, and the gate is the serial tail of every build,
+    with the workers idle. The findings are
     assembled in the same order either way."""
     if threads > 1:
         with ThreadPoolExecutor(2) as pool:

@@ -138,8 +138,8 @@ def file_inventory(staging: Path, known: dict[tuple[Any, ...], str] | None = Non
 
     ``known`` (one dict per build) keeps each digest under the file's path, size, inode and
     nanosecond change times, and a file listed again unchanged is not read again. Why: the
-    driver lists the staged release five times as the card, diff and reports join it; hashing
-    the 409 MB data of a 100× build each time cost ~0.5–0.8 s a listing. The gate's own byte
+    driver lists the staged release again as the card, diff and reports join it, and hashing
+    the whole data at each listing is what a large build cannot afford. The gate's own byte
     check (:func:`exports.integrity.verify_files`) never uses it."""
     import pyarrow.parquet as pq
 

@@ -117,8 +117,9 @@ def read_batches(path: str | Path, columns: list[str] | None = None, rows: int =
 
     Why: the shard writer bounds each row group's frame bytes (``MAX_ROW_GROUP_BYTES``), so this
     holds about one row group whatever the file's size. ``ParquetFile.iter_batches(batch_size=64)``
-    over a whole file decodes 64 rows of frames at once, across row groups: 580 MB of memory to
-    read an 88 MB ChangeIt shard of a 100× build, the largest share of that build's peak."""
+    over a whole file decodes 64 rows of frames at once, across row groups: several times the
+    shard's size in memory, which was the largest share of a large build's peak
+    (docs/scaling.md)."""
     pf = pq.ParquetFile(path)
     for group in range(pf.metadata.num_row_groups):
         yield from pf.iter_batches(batch_size=rows, row_groups=[group], columns=columns)

@@ -125,9 +125,9 @@ def shard_writers(options: PipelineOptions) -> int | None:
     (one key per shard) for any other runner.
 
     Why: the embedded runner deals the keys of a ``GroupByKey`` out to its workers in turn, in
-    the order they first arrived — with one key per shard, the three largest of a 100× build's
-    seven shards went to one of two workers, and writing took as long as with one worker
-    (6.6 s both). One key per writer gives each worker exactly its planned shards. A
+    the order they first arrived — with one key per shard, the largest shards could all go to
+    one of two workers, and writing took as long as with one worker (docs/scaling.md). One key
+    per writer gives each worker exactly its planned shards. A
     distributed runner balances its own keys over many more workers, so it gets one per
     shard."""
     runner = options.view_as(StandardOptions).runner or "FnApiRunner"

@@ -92,10 +92,10 @@ class _Load(ReportsProgress):
     as it is was decoded by its reader (``Frame.decoded``); bytes the reader encoded itself (a
     crop, a video frame, rendered strokes, a corruption) are decoded once more now. The store
     records them all as proven, so the release gate checks their sha256, header and format but
-    does not decode them again. Why here: the gate runs in the driver after the pipeline, alone
-    — with two workers it decoded ~14.5K frames of a 100× build for ~10 s while both workers
-    idled — and on a distributed runner the driver would decode the whole benchmark on one
-    machine; here the decode is spread over the workers like the encode it checks. Bytes that
+    does not decode them again. Why here: the gate runs in the driver after the pipeline, alone,
+    while the workers idle (docs/scaling.md), and on a distributed runner the driver would decode
+    the whole benchmark on one machine; here the decode is spread over the workers like the
+    encode it checks. Bytes that
     do not decode reject the item, naming the frame."""
 
     def __init__(self, readers: dict[str, SourceReader], blobs: str, prefix: str) -> None:
@@ -252,8 +252,8 @@ class WriteShardedParquet(beam.PTransform):
     with side inputs (``AsDict`` …): a field that depends on all records, such as ProactiveBench's
     open-ended subset. Why here and not in a step of its own: a step with a side input computed
     from all records is a stage of its own, and every stage moves all records through the
-    runner once more — with two workers such a stage ran on one of them (~1–1.8 s of a 100×
-    build) while the other idled. ``finish`` must not change a record's size (the shard count
+    runner once more, and with two workers such a stage ran on one of them while the other
+    idled (docs/scaling.md). ``finish`` must not change a record's size (the shard count
     is computed before it runs), e.g. it sets a field the record already holds.
     """
 

@@ -164,8 +164,8 @@ def serve(folder: Path, count: int, preload: Sequence[str]) -> int:
     # build's process tree (what `ps`, the scale benchmark and a killed build's group see)
     for pid in workers:
         os.waitpid(pid, 0)
-    # end without tearing down the imported modules (0.67 s at the end of a 100× build, which
-    # waits for it; nothing is left to flush but the standard streams: core/process_end.py)
+    # end without tearing down the imported modules (the build waits for it; nothing is left
+    # to flush but the standard streams: core/process_end.py)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
