@@ -8,6 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 
+import pipelines
 from annotation.rubrics import Rubric
 from pipelines.common.benchmark import Benchmark, ExportCommand
 
@@ -20,7 +21,8 @@ def discover(root: Path) -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/build.py"))
 
 
-BENCHMARKS = discover(PIPELINES)
+# this folder's benchmarks and those of the folders BENCHFORGE_EXTENSIONS adds to the package
+BENCHMARKS = sorted({name for folder in pipelines.__path__ for name in discover(Path(folder))})
 
 
 def benchmark(name: str) -> Benchmark:
