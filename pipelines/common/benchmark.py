@@ -289,7 +289,8 @@ class Benchmark:
 
     def pipeline(self, p: beam.Pipeline, ctx: BuildContext) -> None:
         """Add the Beam steps; they write under ``ctx.staging`` with
-        :class:`pipelines.common.transforms.WriteOutcomes`."""
+        an :class:`pipelines.common.outcomes.Outcomes` bundle (kept, filtered, rejected: counted
+        and written the same way for every benchmark)."""
         raise NotImplementedError
 
     def after_pipeline(self, ctx: BuildContext) -> None:

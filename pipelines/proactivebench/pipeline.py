@@ -19,15 +19,12 @@ from apache_beam.pvalue import AsDict, TaggedOutput
 from core.blobs import blob_root
 from core.errors import BadInput, Rejection
 from core.seeding import seed_bytes
+from pipelines.common.outcomes import Outcomes
 from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
-    CountAs,
-    CountOutcomes,
     ReadSources,
-    WriteFilteredInputs,
-    WriteRejections,
     WriteShardedParquet,
 )
 from pipelines.proactivebench.build_facts import NEGATIVES, NOTES, SOURCES
@@ -233,9 +230,11 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
     blobs = blob_root(cfg.staging)
     read = p | "ReadSources" >> ReadSources(readers, blobs)
     items = read["items"]
-    rejected_all = [read["listing_rejected"], read["load_rejected"]]
-    filtered_inputs = [read["listing_filtered"]]
-    tags = [read["counts"]]
+    outcomes = Outcomes(cfg.staging, FILTERED_EPISODE)
+    outcomes.counted(read["counts"])  # what the readers listed, left out and could not load
+    outcomes.rejected(read["listing_rejected"], None)
+    outcomes.rejected(read["load_rejected"], None)
+    outcomes.filtered_inputs(read["listing_filtered"])
     sources = (
         items
         | "SourceFiles" >> beam.FlatMap(
@@ -251,9 +250,8 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
     checked = built.episodes | "SelfCheck" >> beam.ParDo(SelfCheck()).with_outputs(
         REJECTED, main="episodes"
     )
-    rejected_all += [built[REJECTED], checked[REJECTED]]
-    tags += [built[REJECTED] | "CountBuildRejected" >> CountAs("build_rejected"),
-             checked[REJECTED] | "CountSelfCheckRejected" >> CountAs("self_check_rejected")]
+    outcomes.rejected(built[REJECTED], "build")
+    outcomes.rejected(checked[REJECTED], "self_check")
 
     episodes = checked.episodes
     if cfg.probes_config:
@@ -267,22 +265,17 @@ def build_pipeline(p: beam.Pipeline, readers: dict[str, SourceReader], vocab: di
             )
         )
         episodes = probed.episodes
-        rejected_all.append(probed[REJECTED])
-        tags += [probed[FILTERED] | "CountFiltered" >> CountAs("filtered"),
-                 probed[REJECTED] | "CountLeakRejected" >> CountAs("leak_rejected")]
-        probed[FILTERED] | "WriteFiltered" >> WriteShardedParquet(
-            cfg.staging, lambda r: "filtered", FILTERED_EPISODE, "filtered")
+        outcomes.filtered(probed[FILTERED])
+        outcomes.rejected(probed[REJECTED], "leak")
 
     kept = episodes | "ProgressKept" >> beam.ParDo(ReportProgress("episodes kept"))
     open_ended = kept | "SelectOpenEnded" >> SelectOpenEnded(cfg.open_ended_per_environment,
                                                              cfg.build.global_seed)
-    tags.append(kept | "CountKept" >> CountAs("kept"))
+    outcomes.kept(kept)
     kept | "WriteKept" >> WriteShardedParquet(
         cfg.staging, lambda r: f"data/{r['environment']}", EPISODE, cfg.split,
         finish=mark_open_ended, finish_inputs={"selected": AsDict(open_ended)})
-    tuple(rejected_all) | "WriteRejected" >> WriteRejections(cfg.staging)
-    tuple(filtered_inputs) | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
-    tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
+    outcomes.write()
     (
         items
         | "MediaNotes" >> beam.FlatMap(lambda it: [(it.environment, f, n) for f, n in it.notes])

@@ -29,15 +29,12 @@ from apache_beam.pvalue import AsDict, TaggedOutput
 
 from core.blobs import blob_root
 from core.errors import BadInput, Rejection
+from pipelines.common.outcomes import Outcomes
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     FILTERED_INPUTS,
     REJECTED,
-    CountAs,
-    CountOutcomes,
     ReadSources,
-    WriteFilteredInputs,
-    WriteRejections,
     WriteShardedParquet,
 )
 from pipelines.proactivebench import heldout
@@ -148,9 +145,11 @@ class BuildTrainingSplit(beam.PTransform):
             | "WriteEvaluationSources" >> TRAIN_EVALUATION_SOURCES.write(staging)
         )
         read = p | "ReadTrainSources" >> ReadSources(self.readers, blobs, group_prefix=TRAIN_PREFIX)
-        rejected = [read["listing_rejected"], read["load_rejected"]]
-        filtered = [read["listing_filtered"]]
-        tags = [read["counts"]]
+        outcomes = Outcomes(staging, part=TRAIN_SPLIT, label="Train")
+        outcomes.counted(read["counts"])  # what the readers listed, left out and could not load
+        outcomes.rejected(read["listing_rejected"], None, f"{REJECTED}/{TRAIN_SPLIT}")
+        outcomes.rejected(read["load_rejected"], None, f"{REJECTED}/{TRAIN_SPLIT}")
+        outcomes.filtered_inputs(read["listing_filtered"], folder=f"{FILTERED_INPUTS}/{TRAIN_SPLIT}")
         train_items = read["items"]
         checked = train_items | "HeldOut" >> beam.ParDo(HoldOut(), held=AsDict(held)).with_outputs(
             FILTERED_INPUTS, MATCHES, main="items")
@@ -158,20 +157,15 @@ class BuildTrainingSplit(beam.PTransform):
         built = checked.items | "TrainRows" >> beam.ParDo(
             BuildTrainingRows(cfg.build, cfg.rows, cfg.clip), base_vocab=AsDict(vocabularies)
         ).with_outputs(REJECTED, SEQUENCES, main="rows")
-        filtered.append(checked[FILTERED_INPUTS])
-        rejected.append(built[REJECTED])
-        tags += [
-            checked[FILTERED_INPUTS] | "CountHeldOut" >> CountAs("held_out_filtered"),
-            built[REJECTED] | "CountTrainRejected" >> beam.Map(
-                lambda r: ((r.environment, f"{r.stage}_rejected"), 1)),  # build / self_check
-            built[SEQUENCES] | "CountTrainKept" >> CountAs("kept"),
-        ]
+        outcomes.filtered_inputs(checked[FILTERED_INPUTS], "held_out_filtered",
+                                 folder=f"{FILTERED_INPUTS}/{TRAIN_SPLIT}")
+        outcomes.rejected(built[REJECTED], None, f"{REJECTED}/{TRAIN_SPLIT}")
+        outcomes.counted(built[REJECTED] | "CountTrainRejected" >> beam.Map(
+            lambda r: ((r.environment, f"{r.stage}_rejected"), 1)))  # its stage: build / self_check
+        outcomes.kept(built[SEQUENCES])  # a sequence is the unit; it gives several rows
         _ = built.rows | "WriteTrainRows" >> WriteShardedParquet(
             staging, lambda r: f"{ROWS_FOLDER}/{r['environment']}", TRAIN_ROW, TRAIN_SPLIT)
-        _ = tuple(rejected) | "WriteTrainRejected" >> WriteRejections(staging, f"{REJECTED}/{TRAIN_SPLIT}")
-        _ = tuple(filtered) | "WriteTrainFilteredInputs" >> WriteFilteredInputs(
-            staging, f"{FILTERED_INPUTS}/{TRAIN_SPLIT}")
-        _ = tuple(tags) | "CountTrainOutcomes" >> CountOutcomes(staging, TRAIN_SPLIT)
+        outcomes.write()
         _ = built[SEQUENCES] | "WriteSequences" >> TRAIN_SEQUENCES.write(staging)
         _ = checked[MATCHES] | "WriteMatches" >> TRAIN_HELD_OUT.write(staging)
         _ = (

@@ -24,15 +24,12 @@ from apache_beam.pvalue import TaggedOutput
 
 from clients import ModelClient
 from core.blobs import blob_root
+from pipelines.common.outcomes import Outcomes
 from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import SourceItem, SourceReader
 from pipelines.common.transforms import (
     REJECTED,
-    CountAs,
-    CountOutcomes,
     ReadSources,
-    WriteFilteredInputs,
-    WriteRejections,
     WriteShardedParquet,
 )
 from pipelines.proready import build_facts
@@ -44,7 +41,7 @@ from pipelines.proready.sources import VIDEOS
 from schemas.proready import FILTERED_ITEM, RELEASED_ITEM
 
 FILTERED = "filtered"
-COUNTS = "counts"  # ((group, stage), n) tags for CountOutcomes
+COUNTS = "counts"  # ((group, stage), n) tags the steps count themselves (Outcomes.counted)
 STATUS = "status"
 CANDIDATES = "candidates"
 
@@ -142,11 +139,18 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
         FILTERED, REJECTED, COUNTS, main=CANDIDATES
     )
     candidates = built[CANDIDATES] | "ProgressCandidates" >> beam.ParDo(ReportProgress("proready candidates"))
-    tags = [read["counts"], built[COUNTS]]
-    rejected = [read["listing_rejected"], read["load_rejected"], built[REJECTED]]
-    filtered = [built[FILTERED]]
+    # a video counts as kept when it gave candidates, each candidate as an input of the items
+    # group: the steps count their own outcomes (COUNTS), the bundle writes them
+    outcomes = Outcomes(cfg.staging, FILTERED_ITEM)
+    outcomes.counted(read["counts"])
+    outcomes.counted(built[COUNTS])
+    outcomes.rejected(read["listing_rejected"], None)
+    outcomes.rejected(read["load_rejected"], None)
+    outcomes.rejected(built[REJECTED], None)
+    outcomes.filtered(built[FILTERED], None)
+    outcomes.filtered_inputs(read["listing_filtered"])
     if not cfg.review:
-        tags.append(candidates | "CountPending" >> CountAs("pending", lambda _: ITEMS))
+        outcomes.pending(candidates, lambda _: ITEMS)
         candidates | "WriteCandidates" >> build_facts.CANDIDATES.write(cfg.staging)
     else:
         corrections = p | "Corrections" >> beam.Create(sorted(cfg.corrections.items()))
@@ -157,18 +161,14 @@ def build_pipeline(p: beam.Pipeline, reader: SourceReader, cfg: PipelineConfig) 
             | "ReviewGate" >> beam.ParDo(ReviewGate(cfg)).with_outputs(
                 FILTERED, REJECTED, COUNTS, STATUS, main="kept")
         )
-        tags.append(gated[COUNTS])
-        rejected.append(gated[REJECTED])
-        filtered.append(gated[FILTERED])
+        outcomes.counted(gated[COUNTS])
+        outcomes.rejected(gated[REJECTED], None)
+        outcomes.filtered(gated[FILTERED], None)
         gated[STATUS] | "WriteReviewStates" >> build_facts.REVIEW_STATES.write(cfg.staging)
         (gated.kept | "ReleaseRecords" >> beam.Map(release_record)
          | "WriteKept" >> WriteShardedParquet(
              cfg.staging, lambda r: f"data/{r['task_type']}", RELEASED_ITEM, "test"))
-    (tuple(filtered) | "AllFiltered" >> beam.Flatten() | "WriteFiltered" >> WriteShardedParquet(
-        cfg.staging, lambda r: FILTERED, FILTERED_ITEM, FILTERED))
-    tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging)
-    read["listing_filtered"] | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
-    tuple(tags) | "CountOutcomes" >> CountOutcomes(cfg.staging)
+    outcomes.write()
     (
         read["items"]
         | "SourceFiles" >> beam.FlatMap(

@@ -33,15 +33,12 @@ from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 from core.blobs import BlobStore, blob_root
 from core.errors import BadInput, Rejection
 from core.files import canonical_json
+from pipelines.common.outcomes import Outcomes
 from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import Filtered
 from pipelines.common.transforms import (
     FILTERED_INPUTS,
     REJECTED,
-    CountAs,
-    CountOutcomes,
-    WriteFilteredInputs,
-    WriteRejections,
     WriteShardedParquet,
 )
 from pipelines.streamvibe.build_facts import CANDIDATES, TRAIN_VIDEOS, VIDEOS
@@ -72,6 +69,7 @@ if TYPE_CHECKING:
     from pipelines.streamvibe.gemini import GeminiSettings
 
 FILTERED_TAG = "filtered"
+TRAIN_FILTERED, TRAIN_REJECTED = "filtered/train", "rejected/train"  # the training split's outcomes
 
 
 @dataclass(frozen=True)
@@ -380,25 +378,21 @@ def _plan_datasets(p: beam.Pipeline, cfg: PipelineConfig):
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, Any] | None = None,
                    ledger: dict[str, list[dict[str, Any]]] | None = None) -> None:
+    # the training split's outcomes go to <folder>/train, counted in its own groups (train/…)
+    outcomes = Outcomes(cfg.staging, FILTERED, group_fn=_subtype)
     pairs, listing_rejected = _enumerate(p, cfg.root, cfg.manifest, False, "")
     if cfg.datasets:
         planned, planned_rejected, planned_filtered = _plan_datasets(p, cfg)
         pairs = (pairs, planned) | "AllListedPairs" >> beam.Flatten()
         listing_rejected = (listing_rejected, planned_rejected) | "AllListedRejected" >> beam.Flatten()
-    rejected = [listing_rejected]
-    train_rejected: list[Any] = []
-    train_filtered: list[Any] = []
+        outcomes.filtered_inputs(planned_filtered, "listing_filtered")
+    outcomes.rejected(listing_rejected, "listing")
     if cfg.train is not None:
         train_pairs, train_listing = _enumerate(p, cfg.root, cfg.train.manifest, True, "Train")
-        listing_rejected = (listing_rejected, train_listing) | "AllListingRejected" >> beam.Flatten()
-        train_rejected.append(train_listing)
+        outcomes.rejected(train_listing, "listing", TRAIN_REJECTED)
         test_pairs = pairs
         pairs = (pairs, train_pairs) | "AllPairs" >> beam.Flatten()
-    counts = [pairs | "CountPairs" >> CountAs("enumerated", _subtype),
-              listing_rejected | "CountListingRejected" >> CountAs("listing_rejected", _subtype)]
-    if cfg.datasets:
-        counts.append(planned_filtered | "CountListingFiltered" >> CountAs("listing_filtered", _subtype))
-        planned_filtered | "WriteFilteredInputs" >> WriteFilteredInputs(cfg.staging)
+    outcomes.inputs(pairs)
 
     total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
     videos = (
@@ -433,7 +427,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             HoldOut(), test_ids=AsDict(test_ids), test_streams=AsDict(test_streams)).with_outputs(
             FILTERED_TAG, main="kept")
         joined = held.kept
-        train_filtered.append(held[FILTERED_TAG])
+        outcomes.filtered(held[FILTERED_TAG], folder=TRAIN_FILTERED)
     batch = cfg.gemini.batch_size if cfg.generator == "gemini" and cfg.gemini else 16
     generated = (
         joined
@@ -441,19 +435,18 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         | "Generate" >> beam.ParDo(GenerateCandidates(cfg)).with_outputs(REJECTED, main="cands")
     )
     if cfg.train is None:
-        rejected.append(generated[REJECTED])
+        outcomes.rejected(generated[REJECTED], "candidate")
     else:
         gen_test, gen_train = generated[REJECTED] | "GenRejectedBySplit" >> beam.Partition(_by_split, 2)
-        rejected.append(gen_test)
-        train_rejected.append(gen_train)
-    counts.append(generated[REJECTED] | "CountGenRejected" >> CountAs("candidate_rejected", _subtype))
+        outcomes.rejected(gen_test, "candidate")
+        outcomes.rejected(gen_train, "candidate", TRAIN_REJECTED)
     ledger_pc = p | "Ledger" >> beam.Create(sorted((ledger or {}).items()))
     cands = generated.cands | "Version" >> beam.Map(
         lambda c, led: assign_version(c, led), led=AsDict(ledger_pc))
     cands | "WriteCandidates" >> CANDIDATES.write(cfg.staging)
 
     if not cfg.review:
-        counts.append(cands | "CountPending" >> CountAs("pending", _subtype))
+        outcomes.pending(cands)
     else:
         status_pc = p | "Statuses" >> beam.Create(sorted((statuses or {}).items()))
         gated = cands | "ReviewGate" >> beam.ParDo(ReviewGate(), statuses=AsDict(status_pc)).with_outputs(
@@ -463,8 +456,8 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             approved, approved_train = approved | "ApprovedBySplit" >> beam.Partition(_by_split, 2)
             review_filtered, review_train = (review_filtered
                                              | "ReviewedBySplit" >> beam.Partition(_by_split, 2))
-            train_filtered.append(review_train)
-            _training(cfg, cfg.train, approved_train, videos, train_filtered, counts)
+            outcomes.filtered(review_train, folder=TRAIN_FILTERED)
+            _training(cfg, cfg.train, approved_train, videos, outcomes)
         allocated = (
             approved
             | "BySubtype" >> beam.Map(lambda c: (c["subtype"], c))
@@ -473,9 +466,9 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
                 FILTERED_TAG, main="kept")
         )
         kept = allocated.kept
-        filtered = (review_filtered, allocated[FILTERED_TAG]) | "AllFiltered" >> beam.Flatten()
-        counts += [kept | "CountKept" >> CountAs("kept", _subtype),
-                   filtered | "CountFiltered" >> CountAs("filtered", _subtype)]
+        outcomes.kept(kept)
+        outcomes.filtered(review_filtered)
+        outcomes.filtered(allocated[FILTERED_TAG])
         records = (
             {"cand": kept | "KeyKept" >> beam.Map(lambda c: (_video_key_of(c), c)), "video": videos}
             | "JoinKeptVideos" >> beam.CoGroupByKey()
@@ -487,16 +480,7 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             cfg.staging, lambda r: f"data/{config_name(r['subtype'])}", SAMPLE, cfg.split)
         points | "WritePointwise" >> WriteShardedParquet(
             cfg.staging, lambda r: f"pointwise/{config_name(r['subtype'])}", POINTWISE, cfg.split)
-        filtered | "WriteFiltered" >> WriteShardedParquet(
-            cfg.staging, lambda r: "filtered", FILTERED, "filtered")
-    tuple(rejected) | "WriteRejected" >> WriteRejections(cfg.staging)
-    if cfg.train is not None:  # held_out, review and allocation; a pending build has held_out only
-        held_out_or_filtered = tuple(train_filtered) | "AllTrainFiltered" >> beam.Flatten()
-        counts.append(held_out_or_filtered | "CountTrainFiltered" >> CountAs("filtered", _subtype))
-        held_out_or_filtered | "WriteTrainFiltered" >> WriteShardedParquet(
-            cfg.staging, lambda r: "filtered/train", FILTERED, "filtered")
-        tuple(train_rejected) | "WriteTrainRejected" >> WriteRejections(cfg.staging, "rejected/train")
-    tuple(counts) | "CountOutcomes" >> CountOutcomes(cfg.staging)
+    outcomes.write()
     facts = videos | "VideoFacts" >> beam.MapTuple(lambda k, v: {
         "environment": "videos", "file": k,
         "sha256": v.sha256 if not isinstance(v, VideoFailure) else f"unreadable: {v.reason}",
@@ -519,10 +503,9 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
     )
 
 
-def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, filtered: list[Any],
-              counts: list[Any]) -> None:
-    """Approved training candidates → SFT streams and RL seed rows (training.py), written; adds
-    the over-target candidates to ``filtered`` and the kept to ``counts``."""
+def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, outcomes: Outcomes) -> None:
+    """Approved training candidates → SFT streams and RL seed rows (training.py), written; the
+    over-target candidates are filtered, the rest kept (``outcomes``)."""
     allocated = (
         approved
         | "ByCategory" >> beam.Map(lambda c: (c["category"], c))
@@ -530,8 +513,8 @@ def _training(cfg: PipelineConfig, train: TrainConfig, approved, videos, filtere
         | "AllocateTraining" >> beam.ParDo(AllocateTraining(train, cfg.seed)).with_outputs(
             FILTERED_TAG, main="kept")
     )
-    filtered.append(allocated[FILTERED_TAG])
-    counts.append(allocated.kept | "CountKeptTrain" >> CountAs("kept", _subtype))
+    outcomes.filtered(allocated[FILTERED_TAG], folder=TRAIN_FILTERED)
+    outcomes.kept(allocated.kept)
     records = (
         {"cand": allocated.kept | "KeyKeptTrain" >> beam.Map(lambda c: (_video_key_of(c), c)),
          "video": videos}
