@@ -48,14 +48,20 @@ def _proc_rss(pid: int) -> int:
     return resident_pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def tree_rss_proc(root: int) -> tuple[int, int]:
-    """(sum of RSS bytes, process count) over ``root`` and its descendants, from /proc."""
+def _tree_pids(root: int) -> list[int]:
+    """``root`` and its descendants, from /proc."""
     children = _proc_children()
     pids, todo = [], [root]
     while todo:
         pid = todo.pop()
         pids.append(pid)
         todo.extend(children.get(pid, []))
+    return pids
+
+
+def tree_rss_proc(root: int) -> tuple[int, int]:
+    """(sum of RSS bytes, process count) over ``root`` and its descendants, from /proc."""
+    pids = _tree_pids(root)
     return sum(_proc_rss(p) for p in pids), len(pids)
 
 
@@ -95,14 +101,8 @@ def tree_pss(root: int) -> int | None:
     review copies, where every other sample held one 326 MB build process). The more subprocesses
     a build starts, the likelier a sample lands in that instant, so the summed-RSS peak grows with
     the scale although no process does. PSS counts a shared page once across the tree."""
-    children = _proc_children()
-    pids, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        todo.extend(children.get(pid, []))
     total = 0
-    for pid in pids:
+    for pid in _tree_pids(root):
         pss = _proc_pss(pid)
         if pss is None:
             if pid == root:
