@@ -109,9 +109,9 @@ def _row_causal(row: dict[str, Any], samples: dict[str, dict[str, Any]]) -> bool
 
 
 def derived_frames(samples: list[dict[str, Any]], pointwise: list[dict[str, Any]],
-                   targets: dict[str, int], tau: float) -> dict[str, pd.DataFrame]:
-    """The samples and pointwise batches the suite checks (list columns walked in Python into
-    boolean columns), of one subtype's config or of a whole release."""
+                   targets: dict[str, int], counts: dict[str, dict[str, int]],
+                   tau: float) -> dict[str, pd.DataFrame]:
+    """The batches the suite checks (list columns walked in Python into boolean columns)."""
     per = Counter(r["subtype"] for r in samples)
     by_id = {r["id"]: r for r in samples}
     s = pd.DataFrame({
@@ -133,15 +133,10 @@ def derived_frames(samples: list[dict[str, Any]], pointwise: list[dict[str, Any]
         "history_causal": [_history_ok(r) for r in pointwise],
         "truncation_invariant": [_row_causal(r, by_id) for r in pointwise],
     }, columns=["id", "sample_id", *BOOL_COLUMNS["pointwise"]])
-    return {"samples": s, "pointwise": p}
-
-
-def counts_frame(counts: dict[str, dict[str, int]], rows: Counter) -> pd.DataFrame:
-    """The counts batch: each subtype balanced, and its kept count equal to its released rows."""
-    return pd.DataFrame([{"id": g,
-                          "inputs_accounted": c["inputs"] == c["kept"] + c["filtered"] + c["rejected"],
-                          "kept_equals_rows": c["kept"] == rows.get(g, 0)}
-                         for g, c in sorted(counts.items())], columns=["id", *BOOL_COLUMNS["counts"]])
+    m = pd.DataFrame([{"id": g, "inputs_accounted": c["inputs"] == c["kept"] + c["filtered"] + c["rejected"],
+                       "kept_equals_rows": c["kept"] == per.get(g, 0)}
+                      for g, c in sorted(counts.items())], columns=["id", *BOOL_COLUMNS["counts"]])
+    return {"samples": s, "pointwise": p, "counts": m}
 
 
 BOOL_COLUMNS = {
@@ -167,21 +162,13 @@ def _expectations(name: str, sample_ids: list[str]) -> list[Any]:
     return out
 
 
-def release_configs(release: Path) -> list[str]:
-    """The subtype configs of a release (``data/<config>``, ``pointwise/<config>``), sorted."""
-    return sorted({p.name for sub in ("data", "pointwise") for p in (release / sub).glob("*")
-                   if p.is_dir()})
-
-
-def read_release(release: Path, config: str = "*") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(trajectory samples without their frame bytes, pointwise rows) of a release — or of one
-    subtype's ``config`` — as plain Python records (the checks compare nested values with
-    ``==``). The suites read one config at a time: the records of a whole release at the
-    papers' size were the largest part of a build's peak memory (docs/scaling.md)."""
+def read_release(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(trajectory samples without their frame bytes, pointwise rows) of a release, as plain
+    Python records (the checks compare nested values with ``==``)."""
     columns = [n for n in SAMPLE.names if n != "frames"]
 
     def read(sub: str, cols: list[str] | None) -> list[dict[str, Any]]:
-        return [r for f in sorted((release / sub).glob(f"{config}/*.parquet"))
+        return [r for f in sorted((release / sub).glob("*/*.parquet"))
                 for r in pq.read_table(f, columns=cols).to_pylist()]
 
     return read("data", columns), read("pointwise", None)
@@ -191,11 +178,8 @@ def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, i
            tau: float) -> list[Suite]:
     """The samples, pointwise and counts batches of a (staged) release; ``tau`` is the largest
     tolerance the release supports (manifest ``fpr_near``)."""
-    parts = [derived_frames(*read_release(release, config), targets, tau)
-             for config in release_configs(release)]
-    frames = {name: pd.concat([part[name] for part in parts], ignore_index=True) if parts
-              else derived_frames([], [], targets, tau)[name] for name in ("samples", "pointwise")}
-    frames["counts"] = counts_frame(counts, Counter(frames["samples"]["subtype"]))
+    samples, pointwise = read_release(release)
+    frames = derived_frames(samples, pointwise, targets, counts, tau)
     ids = sorted(frames["samples"]["id"])
     return [Suite(f"streamvibe_{name}", frame, _expectations(name, ids), "id")
             for name, frame in frames.items()]
