@@ -11,6 +11,8 @@
     python -m annotation.cli gemini-review --rubric NAME --candidates FILE.jsonl --model M --log-dir DIR
     python -m annotation.cli audit --log-dir DIR --out REPORTS_DIR [--model-log DIR] [--benchmark B]
 
+``--rubric NAME`` is found in the benchmark folders (``pipelines/<benchmark>/rubric.py``), which
+only ``benchforge review`` can look into: run push, pull and gemini-review that way.
 ``--data-dir`` names the server (default: ``server.data_dir`` of configs/review_panel.yaml);
 push and pull find the running server of that data dir and its media root. The decision log
 (``--log-dir``) holds what was pushed, every pull and its violations: push, pull, status, audit
