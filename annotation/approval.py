@@ -9,7 +9,7 @@
   four; if a reviewer could turn "revise" into "approve" on the same version, an objection would
   be withdrawn without a correction and without the other three seeing it again. So the rule reads
   the *full history* of pulled decisions, not the latest state of each annotation — which also
-  keeps a deleted objection in force (the deletion itself is a violation, ``routing.pull``).
+  keeps a deleted objection in force (the deletion itself is a violation, ``annotation.pull``).
 - A version with standing integrity violations (the latest pull of its round reported one, e.g. a
   task edited after push or a deleted decision) is never approved: state *violation* unless an
   objection already decides it; the violations are carried for the release's filtered reasons.
@@ -54,7 +54,7 @@ def statuses(decisions: Iterable[Mapping[str, Any]], panel_size: int = 4,
              latest_versions: Mapping[str, int] | None = None,
              violations: Iterable[Mapping[str, Any]] = ()) -> dict[str, Status]:
     """Status per sample id from ``REVIEW_DECISION`` records — every decision state ever pulled
-    (``decision_log.read(..., current=False)``), already integrity-checked by ``routing.pull`` —
+    (``decision_log.read(..., current=False)``), already integrity-checked by ``annotation.pull`` —
     and the standing violation records (``decision_log.read_violations``).
 
     ``latest_versions`` (sample id -> newest pushed version) lets a freshly pushed correction

@@ -1,4 +1,4 @@
-"""Command line for the review server and routing (used by ``make label-studio``).
+"""Command line for the review server, push and pull (used by ``make label-studio``).
 
     python -m annotation.cli server start|stop|status [--data-dir D] [--port P] [--media-root M]
     python -m annotation.cli panel ensure
@@ -124,7 +124,7 @@ def cmd_panel(args: argparse.Namespace) -> int:
 def read_candidates(path: str) -> list[Any]:
     """Candidates from JSON lines (sample_id, version, task_type, content, media) — what the
     benchmark builds write as ``review_candidates.jsonl``."""
-    from annotation.routing import Candidate
+    from annotation.projects import Candidate
 
     cands = []
     for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
@@ -144,7 +144,7 @@ def cmd_push(args: argparse.Namespace) -> int:
     """Push a candidates file into every reviewer's project of the round; media paths in it are
     relative to ``--media-dir`` (default: ``media/`` beside the candidates file, where the
     builds' pending-review state keeps them)."""
-    from annotation.routing import PushError, push
+    from annotation.push import PushError, push
 
     cfg = _config(args)
     root = _media_root(cfg, args)
@@ -205,7 +205,7 @@ def _review_state(log_dir: str, benchmark: str | None, panel_size: int) -> dict[
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    from annotation.routing import pull
+    from annotation.pull import pull
 
     cfg = _config(args)
     panel = ensure_panel(_url(cfg, args.url), cfg)

@@ -14,7 +14,7 @@ reviewer later changed theirs (StreamVibe App. B.3).
 Why push records (``pushes/``): Label Studio lets any member rewrite a task's data, so what
 reviewers were shown must be anchored outside it. ``push`` writes, per candidate version, the
 exact task data it created, the sha256 of each review medium and the ids of the tasks; ``pull``
-compares the projects against these records (``annotation.routing``), and ``status`` reads the
+compares the projects against these records (``annotation.pull``), and ``status`` reads the
 latest pushed version of each candidate from them.
 
 Why a chain (``chain.jsonl``): files that are only ever added do not stop anyone with write

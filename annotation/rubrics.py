@@ -7,7 +7,7 @@ one definition, so a criterion cannot exist in the UI but not in the checks.
 Every rubric shares the decision scale of StreamVibe App. B.3 — approve / require revision /
 reject (``schemas.review.DECISIONS``) — plus its own criteria. A reviewer approves only when
 every criterion holds (App. B.3), so an approval with an unticked criterion is reported as a
-violation and not counted (``annotation.routing``).
+violation and not counted (``annotation.pull``).
 """
 
 from __future__ import annotations

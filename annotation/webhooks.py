@@ -30,7 +30,7 @@ e-mail address reaches the log); its own start and stop are ``receiver`` records
 log, the stop saying whether Label Studio was still up. Events of a project no log pushed go to
 ``unrouted.jsonl`` in the state folder.
 
-What a pull makes of it (:func:`capture_gaps`, :func:`annotation_events`, ``routing.pull``):
+What a pull makes of it (:func:`capture_gaps`, :func:`annotation_events`, ``annotation.pull``):
 
 - a hole in the capture after the round was attached — the receiver stopped while Label Studio
   ran, a session that ended without a stop record (killed), a session not alive at pull time, a

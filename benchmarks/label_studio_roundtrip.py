@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from annotation import decision_log  # noqa: E402
 from annotation.approval import statuses  # noqa: E402
 from annotation.label_config import build_result  # noqa: E402
-from annotation.routing import Candidate, PushResult, export_tasks, pull, push  # noqa: E402
+from annotation.projects import Candidate, export_tasks  # noqa: E402
+from annotation.pull import pull  # noqa: E402
+from annotation.push import PushResult, push  # noqa: E402
 from annotation.server import LabelStudioServer, PanelConfig, ensure_panel  # noqa: E402
 from pipelines.streamvibe.rubric import STREAMVIBE  # noqa: E402
 

@@ -8,7 +8,7 @@ Facts this module relies on (measured, docs/label_studio.md):
   are read too — so the server gets a *clean* environment built here, never ours;
 - local files are served from one document root fixed at start. Why the root defaults to
   ``<data dir>/media`` and is recorded in the PID file: ``push`` copies every round's media into
-  it (``annotation.routing``), so one server serves every benchmark and round, and a later
+  it (``annotation.projects``), so one server serves every benchmark and round, and a later
   ``start`` asking for another root is refused instead of silently keeping the old one;
 - the webhook receiver (``annotation.webhooks``) starts before Label Studio and stops after it,
   so its stop record can say Label Studio was down; ``start`` registers its webhook on every
@@ -275,7 +275,7 @@ class LabelStudioServer:
         from label_studio_sdk import LabelStudio
 
         from annotation import webhooks
-        from annotation.routing import MARKER
+        from annotation.projects import MARKER
 
         info = webhooks.read_info(self.media_root)
         if info is None:

@@ -335,7 +335,7 @@ class Benchmark:
 
 
 def review_violations(violations: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """The manifest's count of integrity violations per kind (``annotation.routing``) standing in
+    """The manifest's count of integrity violations per kind (``annotation.pull``) standing in
     the decision log a reviewed release was built from — ``{}`` when it had none. Decisions given
     as a file of rows record no violations, so the key is left out then rather than claiming
     zero."""

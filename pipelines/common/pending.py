@@ -64,7 +64,7 @@ def next_commands(benchmark: Benchmark, ctx: BuildContext, state: Path, status: 
     """The review loop's commands for this pending state, complete enough to paste: the server's
     data dir (``configs/review_panel.yaml``), the media folder and the decision log are named in
     each. The decision log sits beside the versioned states (``<out>/<benchmark>/review/log``),
-    which a rebuild replaces; the server serves copies of the media (``annotation.routing``), so
+    which a rebuild replaces; the server serves copies of the media (``annotation.projects``), so
     neither a rebuild nor a release breaks a task under review."""
     from annotation.server import load_panel_config
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.files import content_hash as _routing_hash
+from core.files import content_hash as _review_hash
 from schemas.proready import TURN
 
 TURN_FIELDS = tuple(f.name for f in TURN.fields)
@@ -30,6 +30,6 @@ def review_content(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def content_hash(item: dict[str, Any]) -> str:
-    """sha256 of :func:`review_content` exactly as :mod:`annotation.routing` hashes it, so the
+    """sha256 of :func:`review_content` exactly as :mod:`annotation.projects` hashes it, so the
     decision log's ``content_hash`` compares with the item's."""
-    return _routing_hash(review_content(item))
+    return _review_hash(review_content(item))

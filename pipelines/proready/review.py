@@ -4,8 +4,8 @@ design.md §Annotation rules).
 App. C: "annotators review each QA pair and its proposed evidence window. They verify that the
 answer is not inferable before t_s, that the supporting cue truly disappears at t_e, and that the
 QA instance is strictly future-dependent … corrected or removed". That is the ``proready`` rubric
-of :mod:`annotation.rubrics`; routing, the integrity checks of pulled decisions, the decision log
-and the approval rule are :mod:`annotation.routing`, :mod:`annotation.decision_log` and
+of :mod:`annotation.rubrics`; push, pull with the integrity checks of pulled decisions, the decision log
+and the approval rule are :mod:`annotation.push` / :mod:`annotation.pull`, :mod:`annotation.decision_log` and
 :mod:`annotation.approval` — this module only adapts ProReady items to them:
 
 * :func:`review_content` — the complete review unit shown to reviewers (questions and reference

@@ -6,7 +6,7 @@ answers. […] A sample is retained only if all four reviewers approve the same 
 […] changing an annotation invalidates approval of its earlier version."
 
 So a candidate carries ``version`` and ``content_hash`` — the hash of exactly what reviewers see
-(:func:`review_content`), computed with :func:`annotation.routing.content_hash`, the function
+(:func:`review_content`), computed with :func:`annotation.projects.content_hash`, the function
 ``push`` stores in the Label Studio task, so a decision names the content it approved. Versions
 come from a *ledger* kept with the review state: the same content keeps its version across
 rebuilds (the build is deterministic), changed content gets the next version, and approvals of
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from annotation.routing import Candidate
+from annotation.projects import Candidate
 from core.files import canonical_json, content_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
 from pipelines.streamvibe.prepared import Prepared

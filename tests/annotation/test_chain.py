@@ -21,7 +21,8 @@ import pytest
 
 from annotation import cli, decision_log
 from annotation.approval import statuses
-from annotation.routing import Candidate, pull
+from annotation.projects import Candidate
+from annotation.pull import pull
 from core.files import file_sha256
 from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import decide, push_round

@@ -17,7 +17,8 @@ import pytest
 from annotation import decision_log
 from annotation.approval import statuses
 from annotation.label_config import build_result
-from annotation.routing import Candidate, pull
+from annotation.projects import Candidate
+from annotation.pull import pull
 from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import decide, kettle_candidate, push_round
 

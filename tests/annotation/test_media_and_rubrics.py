@@ -13,7 +13,9 @@ import pytest
 
 from annotation import cli
 from annotation.label_config import build_result
-from annotation.routing import Candidate, PushError, find_projects, pull, push
+from annotation.projects import Candidate, find_projects
+from annotation.pull import pull
+from annotation.push import PushError, push
 from pipelines.proactivebench.rubric import PROACTIVEBENCH_VSOD
 from pipelines.proready.rubric import PROREADY
 from pipelines.registry import rubric

@@ -29,7 +29,8 @@ import pytest
 import yaml
 
 from annotation.label_config import build_result, parse_result
-from annotation.routing import Candidate, pull
+from annotation.projects import Candidate
+from annotation.pull import pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS
 from annotation.server import Member, ReviewerCredentials, reviewer_file_path
 from core.media.video import probe_video

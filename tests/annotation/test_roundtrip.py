@@ -16,7 +16,8 @@ import pytest
 from annotation import decision_log
 from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import build_result
-from annotation.routing import Candidate, content_hash, export_tasks, pull
+from annotation.projects import Candidate, content_hash, export_tasks
+from annotation.pull import pull
 from annotation.server.panel import _legacy_token_via_session
 from pipelines.streamvibe.rubric import STREAMVIBE
 from schemas.review import REVIEW_DECISION

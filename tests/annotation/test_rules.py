@@ -11,7 +11,7 @@ import pytest
 from annotation import decision_log
 from annotation.approval import ReleaseBlocked, check_release, statuses
 from annotation.label_config import InvalidDecision, build_label_config, build_result, parse_result
-from annotation.routing import scrub_emails
+from annotation.projects import scrub_emails
 from core.files import canonical_json, content_hash
 from pipelines.registry import rubric as find_rubric
 from pipelines.streamvibe.rubric import STREAMVIBE

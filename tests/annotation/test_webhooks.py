@@ -21,7 +21,7 @@ import pytest
 from annotation import cli, decision_log, webhooks
 from annotation.approval import statuses
 from annotation.label_config import build_result
-from annotation.routing import pull
+from annotation.pull import pull
 from pipelines.streamvibe.rubric import STREAMVIBE
 from tests.support.label_studio import decide, kettle_candidate, push_round
 

@@ -22,7 +22,8 @@ import pytest
 from PIL import Image
 
 from annotation.label_config import build_result
-from annotation.routing import Candidate, PushResult, push
+from annotation.projects import Candidate
+from annotation.push import PushResult, push
 from annotation.rubrics import Rubric
 from annotation.server import LabelStudioServer, Panel, PanelConfig, ensure_panel
 

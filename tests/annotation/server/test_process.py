@@ -42,7 +42,8 @@ def test_restart_keeps_tokens(ls_env, panel, tmp_path):
     says Label Studio was down, so a clean restart is no hole in the capture of a round pushed
     before it, and decisions made after it are captured."""
     from annotation import decision_log
-    from annotation.routing import Candidate, pull
+    from annotation.projects import Candidate
+    from annotation.pull import pull
     from pipelines.streamvibe.rubric import STREAMVIBE
     from tests.support.label_studio import decide, push_round
 

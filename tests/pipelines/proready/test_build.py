@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from annotation.routing import Candidate
+from annotation.projects import Candidate
 from pipelines.proready.build import run
 from pipelines.proready.rubric import PROREADY
 from tests.pipelines.proready.conftest import write_corpus
@@ -100,7 +100,7 @@ def test_pending_review_then_release(only_manifest: list[str], corpus: Path, tmp
         (23.0, 25.0, 26.0, "none", -1), (25.0, 26.0, 27.5, "local", 0), (26.0, 27.5, 29.6, "global", 0)]
     assert cands["bikes.rec-the-shot-cuts-to-a-new-view"]["turns"][0]["answer"] == "4"
     assert cands["bikes.rec-the-shot-cuts-to-a-new-view"]["turns"][0]["t_s"] == 8.0  # count completion
-    # the push file is exactly what annotation.routing hashes: approvals will refer to our hash
+    # the push file is exactly what annotation.projects hashes: approvals will refer to our hash
     lines = [json.loads(x) for x in (review / "review_candidates.jsonl").read_text().splitlines()]
     assert len(lines) == 10
     for line in lines:

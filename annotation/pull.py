@@ -1,32 +1,6 @@
-"""Route candidates to Label Studio (``push``) and bring decisions back, checked (``pull``).
+"""Bring a round's decisions back from Label Studio, checked (:func:`pull`): valid decisions
+for the decision log, violations instead of silently counted approvals.
 
-Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_studio.md):
-
-- **One project per reviewer** for each benchmark and review round, holding the same tasks.
-  Label Studio Community shows every annotation of a project to every member ("Compare All",
-  the task list's counts) and has no per-user permissions, so independent first-round decisions
-  (the agreement audit's population) cannot be protected inside one shared project. ``pull``
-  merges the four projects and checks that each decision sits in its author's project.
-- One task per candidate *version*; a corrected candidate is a new task for version n+1 —
-  PATCHing task data would leave the old version's annotations attached and unflagged. A
-  version's content is immutable: re-pushing it with other content is an error. Re-pushing the
-  same content is idempotent.
-- **What reviewers see is anchored outside Label Studio.** ``push`` writes a record per
-  candidate version into the decision log (``decision_log.append_push``): the exact task data it
-  created (every displayed field is derived from the content, whose sha256 the decisions carry),
-  the sha256 of each review medium, the task and project ids, and the hash of each project's
-  label config and instructions as push created them (an existing project's are never changed:
-  a round keeps the page its reviewers started with). ``pull`` compares every task and project
-  with its record, so an edited instruction, window text or video URL, a replaced media file or
-  an edited label config is a violation, not a silently counted approval — and stays one: once a
-  pull found a task or its project changed, no decision on that task counts, even after the
-  change is undone (what its reviewer saw is unknown). A new version is the remedy.
-- **Media live in the server's media store**: ``push`` copies (or hard-links) each medium into
-  ``<server media root>/<benchmark>/<round>/<sha256[:16]>/<name>`` — content-addressed, so
-  benchmarks and rounds coexist on one server, re-pushing restores a missing file, and a rebuild
-  or a release that replaces the folder the media came from never breaks a task.
-- **A failed push leaves nothing behind**: everything that can fail locally is checked before
-  the first request, and the projects and tasks a failing push created are deleted again.
 - Label Studio enforces nothing about who wrote what, so ``pull`` checks every annotation and
   reports violations instead of counting them:
 
@@ -82,85 +56,49 @@ Why these rules (StreamVibe App. B.3, design.md §Annotation rules, docs/label_s
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
-import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from annotation import decision_log, webhooks
 from annotation.label_config import (
     InvalidDecision,
-    build_label_config,
-    display_data,
     parse_result,
 )
+from annotation.projects import (
+    bad_media,
+    export_tasks,
+    find_projects,
+    first_records,
+    page_hashes,
+    project_pages,
+    scrub_emails,
+)
 from annotation.rubrics import Rubric
-from core.files import canonical_json, content_hash, file_sha256
+from core.files import canonical_json
 
-__all__ = ["Candidate", "PullResult", "PushError", "PushResult", "content_hash", "pull", "push"]
+__all__ = ["PullResult", "pull"]
 
-MARKER = "benchforge-review:"  # project description prefix; identifies our projects
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 VIOLATION_KINDS = (
     "foreign_task", "task_deleted", "task_modified", "media_modified", "project_modified",
     "cancelled", "author_not_in_panel", "wrong_project", "written_by_other", "invalid_value",
     "incomplete_approval", "moved_decision", "changed_decision", "edited_decision",
     "duplicate_decision", "deleted_decision", "missing_event", "event_gap",
 )
+
+
 # Label Studio stamps created_at and updated_at a few microseconds apart when an annotation is
 # created (measured, docs/label_studio.md); an updated_at later than this is an edit. It was 2 s,
 # and a reject edited to approve within those 2 s counted as an approval: an edit over HTTP takes
 # a whole request after the create (measured ≈ 0.1 s; the two stamps of a create ≈ 30 µs).
 EDIT_GRACE_S = 0.01
+
+
 # Violations that void a task for good: what its reviewer was shown is no longer known.
 TAINTING = ("task_modified", "media_modified", "project_modified")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate version as reviewers see it (the complete review unit, App. B.3).
-
-    ``media`` are local files, relative to ``push``'s ``media_dir`` or absolute; the rubric's
-    displays say which index is the video / which images."""
-
-    sample_id: str
-    version: int
-    task_type: str
-    content: dict[str, Any]
-    media: list[str] = field(default_factory=list)
-
-    @property
-    def content_hash(self) -> str:
-        return content_hash(self.content)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.sample_id, self.version)
-
-
-@dataclass
-class PushResult:
-    """Task ids per reviewer project, the projects, and the push record in the log."""
-
-    tasks: dict[str, dict[tuple[str, int], int]]  # reviewer -> (sample id, version) -> task id
-    projects: dict[str, int]  # reviewer -> project id
-    log_file: Path
-    events: str | None = None  # the webhook receiver's session that captures the round's events
-
-    def task_id(self, reviewer: str, key: tuple[str, int]) -> int:
-        return self.tasks[reviewer][key]
-
-
-class PushError(RuntimeError):
-    """A push that could not be completed; whatever it had created in Label Studio was removed."""
 
 
 @dataclass
@@ -176,323 +114,6 @@ class PullResult:
     log_file: Path | None = None
 
 
-# --------------------------------------------------------------------------------------------
-# Projects, storages, media
-# --------------------------------------------------------------------------------------------
-
-
-def project_title(benchmark: str, review_round: str, reviewer: str) -> str:
-    return f"{benchmark} / {review_round} / {reviewer}"
-
-
-def _marker(benchmark: str, review_round: str, rubric: Rubric, reviewer: str) -> str:
-    return MARKER + canonical_json({"benchmark": benchmark, "review_round": review_round,
-                                    "reviewer": reviewer, "rubric": rubric.name})
-
-
-def _marked(project: Any) -> dict[str, Any] | None:
-    desc = project.description or ""
-    if not desc.startswith(MARKER):
-        return None
-    try:
-        return dict(json.loads(desc[len(MARKER):]))
-    except (ValueError, TypeError):
-        return None
-
-
-def find_projects(client: Any, benchmark: str, review_round: str) -> dict[str, Any]:
-    """reviewer -> our project of (benchmark, round), matched on the exact title *and* marker."""
-    out: dict[str, Any] = {}
-    for p in client.projects.list(page_size=1000):
-        m = _marked(p)
-        if (m and m.get("benchmark") == benchmark and m.get("review_round") == review_round
-                and p.title == project_title(benchmark, review_round, str(m.get("reviewer")))):
-            rv = str(m["reviewer"])
-            if rv in out:
-                raise RuntimeError(f"two Label Studio projects titled {p.title!r}; keep one")
-            out[rv] = p
-    return out
-
-
-def _create_project(client: Any, benchmark: str, review_round: str, reviewer: str,
-                    rubric: Rubric) -> Any:
-    """One reviewer's project: every task decided once, by that reviewer; no skip button."""
-    return client.projects.create(
-        title=project_title(benchmark, review_round, reviewer),
-        description=_marker(benchmark, review_round, rubric, reviewer),
-        label_config=build_label_config(rubric), maximum_annotations=1,
-        overlap_cohort_percentage=100, show_skip_button=False, show_instruction=True,
-        expert_instruction=rubric.instructions,
-    )
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def store_dir(media_root: Path, benchmark: str, review_round: str) -> Path:
-    """The round's folder of the server's media store (a subdirectory, as Label Studio needs)."""
-    return media_root / decision_log.slug(benchmark) / decision_log.slug(review_round)
-
-
-def _sha256(path: Path, cache: dict[Path, str]) -> str:
-    """sha256 of a file, once per push or pull (many candidates share one long video)."""
-    if path not in cache:
-        cache[path] = file_sha256(path)
-    return cache[path]
-
-
-def _store_media(path: str, media_dir: Path, media_root: Path, benchmark: str,
-                 review_round: str, cache: dict[Path, str]) -> dict[str, str]:
-    """Copy (hard-link when possible) one medium into the media store; its store path and sha256."""
-    if path.startswith(("http://", "https://")):
-        raise ValueError(f"media {path!r}: review media must be local files (their bytes are "
-                         "hashed at push and checked at pull)")
-    p = Path(path)
-    src = (p if p.is_absolute() else media_dir / p).resolve()
-    if not src.is_file():
-        raise ValueError(f"media file {src} does not exist")
-    sha = _sha256(src, cache)
-    rel = f"{decision_log.slug(benchmark)}/{decision_log.slug(review_round)}/{sha[:16]}/{src.name}"
-    dst = media_root / rel
-    if not (dst.is_file() and _sha256(dst, cache) == sha):
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        try:
-            os.link(src, tmp)
-        except OSError:  # another file system: copy
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-        cache[dst] = sha
-    return {"path": rel, "sha256": sha}
-
-
-def media_url(rel: str) -> str:
-    return "/data/local-files/?d=" + quote(rel, safe="/")
-
-
-def _ensure_storage(client: Any, project_id: int, folder: Path) -> None:
-    """One local-files storage on the round's store folder; without it media URLs are 404.
-    Never synced: syncing would import every file as a task."""
-    have = {str(Path(s.path)) for s in client.import_storage.local.list(project=project_id)}
-    if str(folder) not in have:
-        client.import_storage.local.create(project=project_id, path=str(folder),
-                                           use_blob_urls=True, title=f"media {folder.name}")
-
-
-def export_tasks(client: Any, project_id: int) -> list[dict[str, Any]]:
-    """All tasks with annotations (community edition: synchronous JSON export)."""
-    chunks = client.projects.exports.download_sync(
-        project_id, export_type="JSON", download_all_tasks=True, download_resources=False)
-    return list(json.loads(b"".join(chunks)))
-
-
-def task_data(benchmark: str, review_round: str, rubric: Rubric, c: Candidate,
-              urls: list[str]) -> dict[str, Any]:
-    """The task data push creates for a candidate: ids, the identity line, the complete candidate
-    as indented JSON, and every display field derived from the content (``display_data``)."""
-    h = c.content_hash
-    return {
-        "benchmark": benchmark, "review_round": review_round, "rubric": rubric.name,
-        "sample_id": c.sample_id, "version": c.version, "content_hash": h,
-        "task_type": c.task_type,
-        "identity": (f"sample {c.sample_id} | version {c.version} | type {c.task_type} | "
-                     f"sha256 {h[:12]}"),
-        "candidate": json.dumps(c.content, indent=2, sort_keys=True, ensure_ascii=False),
-        **display_data(c.content, urls, rubric),
-    }
-
-
-def _api_message(exc: BaseException) -> str:
-    """A short, secret-free description of a failed request (the SDK keeps the body in .body)."""
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    text = json.dumps(body, sort_keys=True) if isinstance(body, (dict, list)) else str(body or exc)
-    return (f"HTTP {status}: " if status else f"{type(exc).__name__}: ") + text[:400]
-
-
-# --------------------------------------------------------------------------------------------
-# push
-# --------------------------------------------------------------------------------------------
-
-
-def push(client: Any, benchmark: str, review_round: str, candidates: list[Candidate],
-         rubric: Rubric, *, reviewers: Sequence[str], media_root: str | Path,
-         log_dir: str | Path, media_dir: str | Path | None = None,
-         batch_size: int = 500) -> PushResult:
-    """Import each candidate version as one task in every reviewer's project of the round and
-    record what was pushed in the decision log (``log_dir``).
-
-    ``media_root`` is the running server's document root (the media store lives there);
-    candidate media paths are relative to ``media_dir`` (default: ``media_root``). Raises
-    ValueError for bad input before anything is created, and :class:`PushError` when Label
-    Studio refuses something — after deleting what this call had created."""
-    keys = [c.key for c in candidates]
-    if len(set(keys)) != len(keys):
-        dupes = sorted({k for k in keys if keys.count(k) > 1})
-        raise ValueError(f"duplicate candidate versions in one push: {dupes[:5]}")
-    for c in candidates:
-        if not isinstance(c.version, int) or c.version < 1:
-            raise ValueError(f"candidate {c.sample_id!r}: version must be an int >= 1")
-    if not reviewers:
-        raise ValueError("no reviewers to push to")
-    root = Path(media_root).expanduser().resolve()
-    src_dir = Path(media_dir).expanduser().resolve() if media_dir else root
-
-    # 1. everything that can fail without a request: media, task data, the log's records
-    prepared = []
-    hashes: dict[Path, str] = {}
-    for c in candidates:
-        media = [_store_media(m, src_dir, root, benchmark, review_round, hashes) for m in c.media]
-        prepared.append((c, media, task_data(benchmark, review_round, rubric, c,
-                                             [media_url(m["path"]) for m in media])))
-    earlier = decision_log.read_pushes(log_dir, benchmark, review_round)
-    recorded, pages = _first_records(earlier), _project_pages(earlier)
-    generated = {"label_config_sha256": _sha(build_label_config(rubric)),
-                 "instructions_sha256": _sha(rubric.instructions)}
-    projects = find_projects(client, benchmark, review_round)
-    existing: dict[str, dict[tuple[str, int], int]] = {}
-    for rv, project in projects.items():
-        if _page(project) != pages.get(int(project.id), generated):
-            raise ValueError(f"the label config or instructions of {project.title!r} are not the "
-                             f"ones its push recorded in {log_dir} (edited after push, or made by "
-                             "another tool); decisions there are void — push to a new round")
-        existing[rv] = {}
-        for t in export_tasks(client, project.id):
-            d = t.get("data", {})
-            if "sample_id" not in d or "version" not in d:
-                continue
-            key, tid = (str(d["sample_id"]), int(d["version"])), int(t["id"])
-            existing[rv][key] = tid
-            rec = recorded.get(tid)
-            if rec is None and key in keys:
-                raise ValueError(f"task {tid} ({key[0]!r} v{key[1]}) in {project.title!r} is not in "
-                                 f"the push records of {log_dir}: pass the log dir of its first push")
-            if rec is not None and key in keys:
-                c = candidates[keys.index(key)]
-                if rec["content_hash"] != c.content_hash:
-                    raise ValueError(
-                        f"{c.sample_id!r} version {c.version} is already in {project.title!r} with "
-                        f"other content (sha256 {rec['content_hash'][:12]} != "
-                        f"{c.content_hash[:12]}); a correction is version {c.version + 1}")
-                lost = _bad_media(rec, hashes)  # the given media restored the store unless they differ
-                if lost:
-                    raise ValueError(f"{c.sample_id!r} version {c.version}: its tasks show media "
-                                     f"{lost}, which are gone from the media store, and the given "
-                                     "media differ from them; push a new version")
-
-    # 2. projects, storage, tasks — undone if Label Studio refuses any of it
-    created_projects: list[int] = []
-    created_tasks: list[tuple[int, int]] = []  # (project id, task id)
-    tasks: dict[str, dict[tuple[str, int], int]] = {}
-    receiver = webhooks.running_info(root)  # None: not our server, or its receiver is down
-    session: str | None = None
-    try:
-        for rv in reviewers:
-            project = projects.get(rv)
-            if project is None:
-                project = _create_project(client, benchmark, review_round, rv, rubric)
-                created_projects.append(project.id)
-                projects[rv] = project
-            store = store_dir(root, benchmark, review_round)
-            store.mkdir(parents=True, exist_ok=True)
-            _ensure_storage(client, project.id, store)
-            if receiver is not None:
-                webhooks.ensure_webhook(client, int(project.id), receiver)
-        if receiver is not None:  # before the first task: every event of the round is captured
-            session = webhooks.attach(receiver, log_dir, [int(projects[rv].id) for rv in reviewers],
-                                      benchmark, review_round)
-        for rv in reviewers:
-            project = projects[rv]
-            have = existing.get(rv, {})
-            tasks[rv] = {c.key: have[c.key] for c, _, _ in prepared if c.key in have}
-            new = [(c, data) for c, _, data in prepared if c.key not in have]
-            for i in range(0, len(new), batch_size):
-                batch = new[i:i + batch_size]
-                res = client.projects.import_tasks(project.id, request=[{"data": d} for _, d in batch],
-                                                   return_task_ids=True)
-                ids = list(getattr(res, "task_ids", None) or (res.model_extra or {}).get("task_ids", []))
-                created_tasks += [(int(project.id), int(t)) for t in ids]
-                if len(ids) != len(batch):
-                    raise RuntimeError(f"import returned {len(ids)} task ids for {len(batch)} tasks")
-                for (c, _), tid in zip(batch, ids, strict=True):
-                    tasks[rv][c.key] = int(tid)
-    except Exception as exc:  # noqa: BLE001 - whatever Label Studio or the network raised
-        left = _undo(client, created_tasks, created_projects)
-        undone = (f"undone ({len(created_projects)} new projects and {len(created_tasks)} new "
-                  "tasks removed)" if not left else f"NOT fully undone, still there: {'; '.join(left)}")
-        raise PushError(f"push of {benchmark} / {review_round} failed: {_api_message(exc)}; "
-                        f"{undone}") from None
-
-    page = {rv: pages.get(int(projects[rv].id)) or _page(projects[rv]) for rv in reviewers}
-    records = []
-    for c, media, data in prepared:
-        mine = {rv: tasks[rv][c.key] for rv in reviewers}
-        first = [recorded[t] for t in mine.values() if t in recorded]
-        if first and len(first) == len(mine):
-            continue  # every task of this version was recorded by an earlier push
-        records.append({
-            "benchmark": benchmark, "review_round": review_round, "rubric": rubric.name,
-            "sample_id": c.sample_id, "version": c.version, "task_type": c.task_type,
-            "content_hash": c.content_hash, "media_root": str(root), "media": media,
-            "data": data,
-            "tasks": {rv: t for rv, t in mine.items() if t not in recorded},
-            "projects": {rv: int(projects[rv].id) for rv in reviewers},
-            "pages": page,
-        })
-    log_file = decision_log.append_push(log_dir, records, benchmark=benchmark,
-                                        review_round=review_round)
-    return PushResult(tasks, {rv: int(projects[rv].id) for rv in reviewers}, log_file, session)
-
-
-def _page(project: Any) -> dict[str, str]:
-    """What a project shows around every task: the hashes of its label config and instructions."""
-    return {"label_config_sha256": _sha(project.label_config or ""),
-            "instructions_sha256": _sha(project.expert_instruction or "")}
-
-
-def _project_pages(pushes: list[dict[str, Any]]) -> dict[int, dict[str, str]]:
-    """project id -> its page as the push that created it recorded it."""
-    out: dict[int, dict[str, str]] = {}
-    for rec in pushes:
-        for rv, pid in rec["projects"].items():
-            out.setdefault(int(pid), rec["pages"][rv])
-    return out
-
-
-def _first_records(pushes: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """task id -> the push record that created it (records are read oldest first)."""
-    out: dict[int, dict[str, Any]] = {}
-    for rec in pushes:
-        for tid in rec["tasks"].values():
-            out.setdefault(int(tid), rec)
-    return out
-
-
-def _undo(client: Any, tasks: list[tuple[int, int]], project_ids: list[int]) -> list[str]:
-    """Remove what a failed push created — whole projects it made, its tasks in projects that
-    existed before; returns what could not be removed (named in the PushError)."""
-    left = []
-    for pid in project_ids:
-        try:
-            client.projects.delete(id=pid)
-        except Exception as exc:  # noqa: BLE001 - any failure is reported, none is fatal here
-            left.append(f"project {pid} ({_api_message(exc)})")
-    for pid, tid in tasks:
-        if pid not in project_ids:
-            try:
-                client.tasks.delete(id=str(tid))
-            except Exception as exc:  # noqa: BLE001 - as above
-                left.append(f"task {tid} ({_api_message(exc)})")
-    return left
-
-
-# --------------------------------------------------------------------------------------------
-# pull
-# --------------------------------------------------------------------------------------------
-
-
 def _uid(v: Any) -> int | None:
     if isinstance(v, dict):
         v = v.get("id")
@@ -504,21 +125,6 @@ def _when(s: Any) -> datetime | None:
         return datetime.fromisoformat(str(s).replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def scrub_emails(text: str) -> str:
-    """Released data carries no e-mail addresses — not even one typed into a comment."""
-    return _EMAIL_RE.sub("[email]", text)
-
-
-def _bad_media(rec: dict[str, Any], cache: dict[Path, str]) -> list[str]:
-    """The review media of a push record whose bytes are missing or differ from push time."""
-    bad = []
-    for m in rec["media"]:
-        f = Path(rec["media_root"]) / m["path"]
-        if not f.is_file() or _sha256(f, cache) != m["sha256"]:
-            bad.append(m["path"])
-    return bad
 
 
 def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: Any, *,
@@ -539,7 +145,7 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                          "pull with the --log-dir the round was pushed with")
     hashes: dict[Path, str] = {}
     by_task = {tid: (next(rv for rv, t in rec["tasks"].items() if int(t) == tid), rec)
-               for tid, rec in _first_records(pushes).items()}  # the record that created it
+               for tid, rec in first_records(pushes).items()}  # the record that created it
     # every pulled decision state (the chain is verified here, and again at append)
     logged = decision_log.read(log_dir, current=False, imported=False)
     history = [d for d in logged
@@ -553,7 +159,7 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
         if d["rater_kind"] == "human":
             first_pulled.setdefault(int(d["source_annotation_id"]),
                                     (int(d["source_task_id"]), str(d["decision"])))
-    pages = _project_pages(pushes)
+    pages = project_pages(pushes)
     tainted = {int(v["task_id"]): v["kind"] for v in decision_log.read_violations(log_dir, current=False)
                if v["benchmark"] == benchmark and v["review_round"] == review_round
                and v["kind"] in TAINTING}
@@ -595,7 +201,7 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
         want = pages.get(int(project.id), {})
         edited_project = [what for what, key in (("label config", "label_config_sha256"),
                                                  ("instructions", "instructions_sha256"))
-                          if _page(project)[key] != want.get(key)]
+                          if page_hashes(project)[key] != want.get(key)]
         for t in tasks:
             tid = int(t["id"])
             d = t.get("data", {})
@@ -627,10 +233,10 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                 task_violation("task_modified", f"task data changed after push: {', '.join(changed)}; "
                                "push a new version instead of editing a task")
                 continue
-            bad_media = _bad_media(rec, hashes)
-            if bad_media:
+            changed = bad_media(rec, hashes)
+            if changed:
                 task_violation("media_modified", f"review media changed or missing after push: "
-                               f"{', '.join(bad_media)}")
+                               f"{', '.join(changed)}")
                 continue
             if edited_project:
                 task_violation("project_modified", f"the project's {' and '.join(edited_project)} "
