@@ -378,8 +378,29 @@ def _plan_datasets(p: beam.Pipeline, cfg: PipelineConfig):
 
 def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, Any] | None = None,
                    ledger: dict[str, list[dict[str, Any]]] | None = None) -> None:
-    # the training split's outcomes go to <folder>/train, counted in its own groups (train/…)
+    """Add the build to ``p``: list the video-request pairs, normalize each video once, generate
+    and version the candidates — then stop at them (pending review), or gate them by review,
+    allocate and write the release. With a training split (``cfg.train``) its pairs are listed
+    and generated beside the evaluation's, held out from them, and released apart; its outcomes
+    go to ``<folder>/train``, counted in its own groups (``train/…``)."""
     outcomes = Outcomes(cfg.staging, FILTERED, group_fn=_subtype)
+    pairs, test_pairs = _list_pairs(p, cfg, outcomes)
+    videos = _normalized(pairs, cfg)
+    joined = _with_videos(pairs, videos)
+    if cfg.train is not None:
+        joined = _held_out(joined, test_pairs, videos, outcomes)
+    cands = _candidates(p, joined, cfg, ledger, outcomes)
+    if not cfg.review:
+        outcomes.pending(cands)
+    else:
+        _reviewed(p, cands, videos, cfg, statuses, outcomes)
+    outcomes.write()
+    _write_video_facts(videos, cfg)
+
+
+def _list_pairs(p: beam.Pipeline, cfg: PipelineConfig, outcomes: Outcomes) -> tuple[Any, Any]:
+    """(every video-request pair, the evaluation's alone): the custom manifest's, the video
+    datasets' planned in their released layouts, and the training manifest's."""
     pairs, listing_rejected = _enumerate(p, cfg.root, cfg.manifest, False, "")
     if cfg.datasets:
         planned, planned_rejected, planned_filtered = _plan_datasets(p, cfg)
@@ -387,15 +408,18 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
         listing_rejected = (listing_rejected, planned_rejected) | "AllListedRejected" >> beam.Flatten()
         outcomes.filtered_inputs(planned_filtered, "listing_filtered")
     outcomes.rejected(listing_rejected, "listing")
+    test_pairs = pairs
     if cfg.train is not None:
         train_pairs, train_listing = _enumerate(p, cfg.root, cfg.train.manifest, True, "Train")
         outcomes.rejected(train_listing, "listing", TRAIN_REJECTED)
-        test_pairs = pairs
         pairs = (pairs, train_pairs) | "AllPairs" >> beam.Flatten()
     outcomes.inputs(pairs)
+    return pairs, test_pairs
 
-    total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
-    videos = (
+
+def _normalized(pairs: Any, cfg: PipelineConfig) -> Any:
+    """(video key, NormalizedVideo | VideoFailure): each distinct video decoded once."""
+    return (
         pairs
         | "VideoPaths" >> beam.Map(lambda x: (_pair_key(x), _video_path(x)))
         | "DistinctVideos" >> beam.Distinct()
@@ -404,7 +428,12 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
             {"": cfg.root, **{name: root for name, root, _ in cfg.datasets}}, cfg.frames,
             blob_root(cfg.staging)))
     )
-    joined = (
+
+
+def _with_videos(pairs: Any, videos: Any) -> Any:
+    """(pair, its normalized video) for every pair."""
+    total = AsSingleton(pairs | "CountVideosTotal" >> beam.combiners.Count.Globally())
+    return (
         {"pair": pairs | "KeyPairs" >> beam.Map(lambda x: (_pair_key(x), x)), "video": videos}
         | "JoinVideos" >> beam.CoGroupByKey()
         | "PairWithVideo" >> beam.FlatMap(
@@ -412,22 +441,31 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
                         for pair in kv[1]["pair"]])
         | "ProgressPairs" >> beam.ParDo(ReportProgress("video-request pairs"), total=total)
     )
-    if cfg.train is not None:
-        # every video the evaluation manifest lists, released or not (heldout.py)
-        test_ids = (test_pairs | "TestIds" >> beam.Map(lambda x: (video_key(x), True))
-                    | "OneTestId" >> beam.Distinct())
-        test_streams = (
-            videos
-            | "TestVideos" >> beam.Filter(lambda kv: not kv[0].startswith(TRAIN_PREFIX)
-                                          and not isinstance(kv[1], VideoFailure))
-            | "TestStreams" >> beam.MapTuple(lambda k, v: (video_stream_sha256(v), source_id(k)))
-            | "OneSourcePerStream" >> beam.CombinePerKey(min)
-        )
-        held = joined | "HoldOut" >> beam.ParDo(
-            HoldOut(), test_ids=AsDict(test_ids), test_streams=AsDict(test_streams)).with_outputs(
-            FILTERED_TAG, main="kept")
-        joined = held.kept
-        outcomes.filtered(held[FILTERED_TAG], folder=TRAIN_FILTERED)
+
+
+def _held_out(joined: Any, test_pairs: Any, videos: Any, outcomes: Outcomes) -> Any:
+    """The pairs without a training pair whose video is an evaluation video, by source id or by
+    decoded stream (heldout.py); those are filtered."""
+    # every video the evaluation manifest lists, released or not (heldout.py)
+    test_ids = (test_pairs | "TestIds" >> beam.Map(lambda x: (video_key(x), True))
+                | "OneTestId" >> beam.Distinct())
+    test_streams = (
+        videos
+        | "TestVideos" >> beam.Filter(lambda kv: not kv[0].startswith(TRAIN_PREFIX)
+                                      and not isinstance(kv[1], VideoFailure))
+        | "TestStreams" >> beam.MapTuple(lambda k, v: (video_stream_sha256(v), source_id(k)))
+        | "OneSourcePerStream" >> beam.CombinePerKey(min)
+    )
+    held = joined | "HoldOut" >> beam.ParDo(
+        HoldOut(), test_ids=AsDict(test_ids), test_streams=AsDict(test_streams)).with_outputs(
+        FILTERED_TAG, main="kept")
+    outcomes.filtered(held[FILTERED_TAG], folder=TRAIN_FILTERED)
+    return held.kept
+
+
+def _candidates(p: beam.Pipeline, joined: Any, cfg: PipelineConfig,
+                ledger: dict[str, list[dict[str, Any]]] | None, outcomes: Outcomes) -> Any:
+    """The generated candidates, each with its version from the ledger; written for the driver."""
     batch = cfg.gemini.batch_size if cfg.generator == "gemini" and cfg.gemini else 16
     generated = (
         joined
@@ -444,43 +482,49 @@ def build_pipeline(p: beam.Pipeline, cfg: PipelineConfig, statuses: dict[str, An
     cands = generated.cands | "Version" >> beam.Map(
         lambda c, led: assign_version(c, led), led=AsDict(ledger_pc))
     cands | "WriteCandidates" >> CANDIDATES.write(cfg.staging)
+    return cands
 
-    if not cfg.review:
-        outcomes.pending(cands)
-    else:
-        status_pc = p | "Statuses" >> beam.Create(sorted((statuses or {}).items()))
-        gated = cands | "ReviewGate" >> beam.ParDo(ReviewGate(), statuses=AsDict(status_pc)).with_outputs(
-            FILTERED_TAG, main="approved")
-        approved, review_filtered = gated.approved, gated[FILTERED_TAG]
-        if cfg.train is not None:
-            approved, approved_train = approved | "ApprovedBySplit" >> beam.Partition(_by_split, 2)
-            review_filtered, review_train = (review_filtered
-                                             | "ReviewedBySplit" >> beam.Partition(_by_split, 2))
-            outcomes.filtered(review_train, folder=TRAIN_FILTERED)
-            _training(cfg, cfg.train, approved_train, videos, outcomes)
-        allocated = (
-            approved
-            | "BySubtype" >> beam.Map(lambda c: (c["subtype"], c))
-            | "GroupSubtype" >> beam.GroupByKey()
-            | "Allocate" >> beam.ParDo(Allocate(dict(cfg.targets), cfg.seed)).with_outputs(
-                FILTERED_TAG, main="kept")
-        )
-        kept = allocated.kept
-        outcomes.kept(kept)
-        outcomes.filtered(review_filtered)
-        outcomes.filtered(allocated[FILTERED_TAG])
-        records = (
-            {"cand": kept | "KeyKept" >> beam.Map(lambda c: (_video_key_of(c), c)), "video": videos}
-            | "JoinKeptVideos" >> beam.CoGroupByKey()
-            | "Serialize" >> beam.FlatMapTuple(_serialize)
-        )
-        samples = records | "Samples" >> beam.Filter(lambda kv: kv[0] == "sample") | "S" >> beam.Values()
-        points = records | "Pointwise" >> beam.Filter(lambda kv: kv[0] == "pointwise") | "P" >> beam.Values()
-        samples | "WriteSamples" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"data/{config_name(r['subtype'])}", SAMPLE, cfg.split)
-        points | "WritePointwise" >> WriteShardedParquet(
-            cfg.staging, lambda r: f"pointwise/{config_name(r['subtype'])}", POINTWISE, cfg.split)
-    outcomes.write()
+
+def _reviewed(p: beam.Pipeline, cands: Any, videos: Any, cfg: PipelineConfig,
+              statuses: dict[str, Any] | None, outcomes: Outcomes) -> None:
+    """The approved candidates allocated to their subtypes' targets and written as samples and
+    pointwise rows; the rest filtered. A training split's approved go to :func:`_training`."""
+    status_pc = p | "Statuses" >> beam.Create(sorted((statuses or {}).items()))
+    gated = cands | "ReviewGate" >> beam.ParDo(ReviewGate(), statuses=AsDict(status_pc)).with_outputs(
+        FILTERED_TAG, main="approved")
+    approved, review_filtered = gated.approved, gated[FILTERED_TAG]
+    if cfg.train is not None:
+        approved, approved_train = approved | "ApprovedBySplit" >> beam.Partition(_by_split, 2)
+        review_filtered, review_train = (review_filtered
+                                         | "ReviewedBySplit" >> beam.Partition(_by_split, 2))
+        outcomes.filtered(review_train, folder=TRAIN_FILTERED)
+        _training(cfg, cfg.train, approved_train, videos, outcomes)
+    allocated = (
+        approved
+        | "BySubtype" >> beam.Map(lambda c: (c["subtype"], c))
+        | "GroupSubtype" >> beam.GroupByKey()
+        | "Allocate" >> beam.ParDo(Allocate(dict(cfg.targets), cfg.seed)).with_outputs(
+            FILTERED_TAG, main="kept")
+    )
+    kept = allocated.kept
+    outcomes.kept(kept)
+    outcomes.filtered(review_filtered)
+    outcomes.filtered(allocated[FILTERED_TAG])
+    records = (
+        {"cand": kept | "KeyKept" >> beam.Map(lambda c: (_video_key_of(c), c)), "video": videos}
+        | "JoinKeptVideos" >> beam.CoGroupByKey()
+        | "Serialize" >> beam.FlatMapTuple(_serialize)
+    )
+    samples = records | "Samples" >> beam.Filter(lambda kv: kv[0] == "sample") | "S" >> beam.Values()
+    points = records | "Pointwise" >> beam.Filter(lambda kv: kv[0] == "pointwise") | "P" >> beam.Values()
+    samples | "WriteSamples" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"data/{config_name(r['subtype'])}", SAMPLE, cfg.split)
+    points | "WritePointwise" >> WriteShardedParquet(
+        cfg.staging, lambda r: f"pointwise/{config_name(r['subtype'])}", POINTWISE, cfg.split)
+
+
+def _write_video_facts(videos: Any, cfg: PipelineConfig) -> None:
+    """Each video's facts for the release: the evaluation's, and a training split's apart."""
     facts = videos | "VideoFacts" >> beam.MapTuple(lambda k, v: {
         "environment": "videos", "file": k,
         "sha256": v.sha256 if not isinstance(v, VideoFailure) else f"unreadable: {v.reason}",
