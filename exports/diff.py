@@ -203,7 +203,10 @@ def diff_config(name: str, split: str, old: Release | None, new: Release | None)
 def diff_releases(old_path: str | Path, new_path: str | Path) -> ReleaseDiff:
     """Config by config of every split (the card's configs, without ``all``: the evaluation
     split's and a training split's), sample by sample."""
-    old, new = read_release(old_path), read_release(new_path)
+    return _diff(read_release(old_path), read_release(new_path))
+
+
+def _diff(old: Release, new: Release) -> ReleaseDiff:
     if old.benchmark != new.benchmark:
         raise ValueError(f"cannot diff {old.benchmark} against {new.benchmark}")
     configs = []
@@ -248,17 +251,21 @@ def card_lines(old_version: str, new_version: str) -> list[str]:
             f"`benchforge diff <{old_version}> <{new_version}>` prints the same)."]
 
 
-def write_build_diff(previous: Path, release: Path) -> ReleaseDiff:
-    """Diff the previous published version against the release being built (its card and
-    manifest written, its gate not run yet) into ``release/reports``; returns the diff.
+def write_build_diff(previous: Path, release: Path, manifest: dict[str, Any]
+                     ) -> tuple[ReleaseDiff, tuple[Path, Path]]:
+    """Diff the previous published version against the release being built (its card written,
+    its gate not run yet) into ``release/reports``; returns the diff and the two files written.
 
     Why in the build: a maintainer reviewing a new version should not have to remember to run
-    ``benchforge diff``; the card links this file. The new side's manifest sha256 is left out —
-    the manifest is written again after the gate, so the hash would not be the published one."""
-    diff = diff_releases(previous, release)
+    ``benchforge diff``; the card links this file. The new side's ``manifest`` is given, not
+    read: the build writes ``manifest.json`` once, after the gate, so it has no sha256 yet and
+    the report names none. It is compared as JSON, the form it will be written in and the
+    previous version's was read in, so a tuple or a number key of the build's dict is no
+    metadata change."""
+    new = read_release(release, manifest=json.loads(json.dumps(manifest)))
+    diff = _diff(read_release(previous), new)
     diff.new = {k: v for k, v in diff.new.items() if k != "manifest_sha256"}
-    write_diff(diff, release / "reports")
-    return diff
+    return diff, write_diff(diff, release / "reports")
 
 
 ALLOW_SMALL_BUMP = "--allow-small-bump"

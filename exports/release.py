@@ -129,37 +129,91 @@ def write_empty_shards(staging: Path, groups: list[str], schema: RecordSchema, s
             write_shard(str(staging / group / shard_name(split, 0, 1)), [], schema)
 
 
-def file_inventory(staging: Path, known: dict[tuple[Any, ...], str] | None = None
-                   ) -> list[dict[str, Any]]:
-    """sha256 and size of every file actually present (not as reported), and the row count of
-    every Parquet file — all of the release but ``manifest.json`` (which holds this list) and
-    the build's scratch folder ``_build/``: the card and the reports are part of what was
-    published, and the gate checks them like the data.
+def _unlisted(rel: str) -> bool:
+    """A release lists all of itself but ``manifest.json`` (which holds the listing) and the
+    build's scratch folder ``_build/``: the card and the reports are part of what is published,
+    and the gate checks them like the data."""
+    return rel.startswith("_build/") or rel == "manifest.json"
 
-    ``known`` (one dict per build) keeps each digest under the file's path, size, inode and
-    nanosecond change times, and a file listed again unchanged is not read again. Why: the
-    driver lists the staged release again as the card, diff and reports join it, and hashing
-    the whole data at each listing is what a large build cannot afford. The gate's own byte
-    check (:func:`exports.integrity.verify_files`) never uses it."""
-    import pyarrow.parquet as pq
 
-    out = []
-    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        rel = path.relative_to(staging).as_posix()
-        if rel.startswith("_build/") or rel == "manifest.json":
-            continue
-        st = path.stat()
-        key = (rel, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-        digest = known.get(key) if known is not None else None
-        if digest is None:
-            digest = file_sha256(path)
-            if known is not None:
-                known[key] = digest
-        entry: dict[str, Any] = {"path": rel, "bytes": st.st_size, "sha256": digest}
+def _listed(root: Path) -> dict[str, Path]:
+    """Relative path → path of every file a release lists, in the order a folder walk sorts them
+    (by their parts)."""
+    out = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if not _unlisted(rel):
+            out[rel] = path
+    return out
+
+
+def _parts(rel: str) -> list[str]:
+    """How :func:`_listed` orders paths (``data/a/x`` before ``data/a-b/x``), for files added
+    later."""
+    return rel.split("/")
+
+
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    """What tells an unchanged file from a rewritten one without reading it: size, inode and the
+    nanosecond modification and change times."""
+    return st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+
+
+class ReleaseInventory:
+    """The manifest's ``files`` of a release being assembled: sha256 and size of every file
+    actually present (not as reported), and the row count of every Parquet file.
+
+    Why one inventory the build extends: the driver lists the staged release once after the
+    pipeline (every data file read and hashed once, the cost of a large build), then names each
+    file it writes afterwards (:meth:`add`: the card, the diff, the gate's reports), so the
+    manifest can be written once, at the end, from this listing; re-listing and re-hashing the
+    folder at each step is what a large build cannot afford. The gate's own byte check
+    (:func:`exports.integrity.verify_files`) never trusts it: it reads every file again."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._stamps: dict[str, tuple[int, ...]] = {}
+        self.refresh()
+
+    @property
+    def files(self) -> list[dict[str, Any]]:
+        """The listing now, sorted as :func:`_listed` sorts; copies, so a listing handed out (to
+        ``finalize``, to the card) stays as it was when the inventory grows, and the inventory
+        as it is whatever its holder does with it."""
+        return [dict(self._entries[rel]) for rel in sorted(self._entries, key=_parts)]
+
+    def refresh(self) -> None:
+        """Walk the folder again after steps that may write anywhere in it (a benchmark's
+        ``finalize``: its reports, StreamVibe's ``sft/general_mixture.json``, even a data file):
+        a new file, or one whose :func:`_stamp` changed, is read; an unchanged one keeps its
+        digest; a removed one leaves the listing."""
+        present = _listed(self.root)
+        for rel in self._entries.keys() - present.keys():
+            del self._entries[rel], self._stamps[rel]
+        for rel, path in present.items():
+            st = path.stat()
+            if self._stamps.get(rel) != _stamp(st):
+                self._read(rel, path, st)
+
+    def add(self, *paths: Path | str) -> None:
+        """Files just written or rewritten (relative to the release, or paths under it): each is
+        read again whatever its times say, since a rewrite within the file system's time
+        resolution can leave them equal."""
+        for name in paths:
+            path = self.root / name
+            rel = path.relative_to(self.root).as_posix()
+            if _unlisted(rel):
+                raise ValueError(f"{rel} is not part of the release's file listing")
+            self._read(rel, path, path.stat())
+
+    def _read(self, rel: str, path: Path, st: os.stat_result) -> None:
+        import pyarrow.parquet as pq
+
+        entry: dict[str, Any] = {"path": rel, "bytes": st.st_size, "sha256": file_sha256(path)}
         if path.suffix == ".parquet":
             entry["rows"] = pq.ParquetFile(path).metadata.num_rows
-        out.append(entry)
-    return out
+        self._entries[rel], self._stamps[rel] = entry, _stamp(st)
 
 
 def source_digest(files: list[dict[str, str]]) -> dict[str, Any]:

@@ -87,20 +87,28 @@ class Release:
         return file_record_schema(files[0])
 
 
-def read_release(path: str | Path) -> Release:
-    """Read ``manifest.json`` and the card of a release; ``ValueError`` names what is missing."""
+def read_release(path: str | Path, manifest: dict[str, Any] | None = None) -> Release:
+    """Read ``manifest.json`` and the card of a release; ``ValueError`` names what is missing.
+
+    ``manifest``: the manifest of a release still being built, given because it is not on disk
+    yet (the build writes it once, last but for Croissant); its ``manifest_sha256`` is then
+    empty, as the bytes it will have are not known."""
     root = Path(path).resolve()
     manifest_path, card_path = root / "manifest.json", root / "README.md"
-    for p in (manifest_path, card_path):
+    needed = [card_path] if manifest is not None else [manifest_path, card_path]
+    for p in needed:
         if not p.is_file():
             raise ValueError(f"{root} is not a release: {p.name} is missing")
     text = card_path.read_text(encoding="utf-8")
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         raise ValueError(f"{card_path}: no YAML header (configs:)")
     header, body = text[4:].split("\n---", 1)
-    return Release(path=root, manifest=json.loads(manifest_path.read_text(encoding="utf-8")),
-                   manifest_sha256=file_sha256(manifest_path), card=yaml.safe_load(header) or {},
-                   card_text=body.lstrip("-\n"))
+    if manifest is None:
+        manifest, digest = json.loads(manifest_path.read_text(encoding="utf-8")), file_sha256(manifest_path)
+    else:
+        digest = ""
+    return Release(path=root, manifest=manifest, manifest_sha256=digest,
+                   card=yaml.safe_load(header) or {}, card_text=body.lstrip("-\n"))
 
 
 def file_record_schema(path: Path) -> RecordSchema:

@@ -17,6 +17,14 @@ its own. :func:`run` is the order of the steps; each job is a module of its own:
 * :mod:`pipelines.common.assembly` — the manifest (every file with its sha256), the gate on the
   staged release, the summary.
 
+One inventory of the release (:class:`exports.release.ReleaseInventory`): the staged files are
+listed and hashed once after the pipeline, walked again once after the benchmark's ``finalize``
+(which may write anywhere in it: only what it wrote or changed is read), and the files the driver
+writes afterwards — the card, ``reports/diff-*``, the gate's ``reports/data_quality.*`` — are
+added by name. ``manifest.json`` is written once, from that inventory, after the gate and before
+``croissant.json`` (which records its sha256); nothing in the build reads it from disk before
+(the diff against the previous version is given the manifest).
+
 The splits of a release: the evaluation split always, and with ``--split train`` the training
 split *beside* it, built in the same run from the same sources, review decisions and seeds. Why
 together: "held out" is a property of a training split *and* the evaluation split it is published
@@ -43,7 +51,7 @@ from exports.diff import bump_facts, card_lines, small_bump_warning, write_build
 from exports.quality import import_in_background
 from exports.release import (
     ReleaseError,
-    file_inventory,
+    ReleaseInventory,
     plot_counts,
     previous_release,
     publish,
@@ -124,8 +132,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             return state
         for folder, schema in outcome_schemas(benchmark).items():
             write_empty_shards(staging, [folder], schema, folder)
-        hashes: dict[tuple[Any, ...], str] = {}  # file_inventory: each unchanged file hashed once
-        files = file_inventory(staging, hashes)
+        inventory = ReleaseInventory(staging)  # every file the pipeline wrote, hashed this once
+        files = inventory.files
         check_rows(benchmark, counts, files)
         check_approved(benchmark, counts)
         (staging / "reports").mkdir(exist_ok=True)
@@ -143,10 +151,10 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                     f"{benchmark.title} {ctx.version}: where every input went")
         proven = decoded_digests(blob_root(str(staging)))  # the gate need not decode these again
         shutil.rmtree(staging / "_build")
+        inventory.refresh()  # finalize writes where it likes; only what it wrote or changed is read
         warnings = fin.warnings + skipped_warnings(ctx) + [f"Empty source (--allow-empty-sources): {e}"
                                                            for e in empty]
-        manifest = assemble_manifest(benchmark, ctx, stages, counts, file_inventory(staging, hashes), fin,
-                                     warnings)
+        manifest = assemble_manifest(benchmark, ctx, stages, counts, inventory.files, fin, warnings)
         previous = previous_release(ctx.out_root, ctx.version)
         sources, citations = source_terms(benchmark.source_datasets), card_citations(benchmark.citation)
         files_for_card = manifest["files"]
@@ -160,13 +168,14 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                 extra_configs=fin.extra_configs,
                 sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else []),
                 sources=sources, citations=citations))
+            inventory.add("README.md")
 
         write_card(warnings)
-        manifest["files"] = file_inventory(staging, hashes)
+        manifest["files"] = inventory.files
         manifest["release"] = release_facts(ctx, final, manifest)
-        write_manifest(staging, manifest)
         if previous is not None:
-            diff = write_build_diff(previous, staging)
+            diff, written = write_build_diff(previous, staging, manifest)
+            inventory.add(*written)
             print(f"[benchforge] changes since {previous.name}: bump required {diff.required} "
                   f"({diff.verdict})", file=sys.stderr)
             # a bump smaller than the changes require stops here, before the gate and the publish
@@ -175,8 +184,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             if "published_with" in bump:
                 manifest["warnings"] = warnings = warnings + [small_bump_warning(bump, ctx.version)]
                 write_card(warnings)
-            manifest["files"] = file_inventory(staging, hashes)  # with reports/diff-* (and the card)
-            write_manifest(staging, manifest)
+            manifest["files"] = inventory.files  # with reports/diff-* (and the card)
         quality = gate(benchmark, staging, manifest, label=release_label(manifest),
                        reports=staging / "reports",
                        threads=ctx.workers, proven=proven)
@@ -187,8 +195,9 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                                "media_decoded": quality.media_decoded,
                                "media_proven": quality.media_proven,
                                "report": "reports/data_quality.html"}
-        manifest["files"] = file_inventory(staging, hashes)  # now with the gate's reports
-        write_manifest(staging, manifest)
+        inventory.add(*sorted(quality.reports.glob("data_quality.*")))  # md, json, html
+        manifest["files"] = inventory.files
+        write_manifest(staging, manifest)  # once: everything it lists exists, and is final
         # Croissant metadata records the manifest's and the card's sha256, so it comes last;
         # `benchforge check` derives it from the release again and compares (exports/integrity.py)
         write_croissant(staging, staging)

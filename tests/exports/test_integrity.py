@@ -20,7 +20,7 @@ from PIL import Image
 
 from exports.croissant import croissant_text
 from exports.integrity import decode_media, verify_files
-from exports.release import file_inventory
+from exports.release import ReleaseInventory
 from pipelines.cli import main as benchforge
 from tests.pipelines.proactivebench.fixtures import all_environment_episodes, write_release
 from tests.support.demo import DemoReleases
@@ -45,7 +45,7 @@ def garble_frame(release: Path, env: str = "quickdraw", frame: int = 1) -> tuple
 def update_manifest(release: Path) -> None:
     """As if the build itself had embedded the garbage: the manifest matches the bad bytes."""
     manifest = json.loads((release / "manifest.json").read_text())
-    manifest["files"] = file_inventory(release)
+    manifest["files"] = ReleaseInventory(release).files
     (release / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -74,7 +74,7 @@ def test_proven_bytes_are_not_decoded_again_but_other_bytes_are(release: Path) -
     decoded in full (its header still reads, its scan data fails), and a proven frame under a
     name of another format still fails its header check."""
     proven = frozenset(frame_digests(release))
-    media = decode_media(release, file_inventory(release), proven=proven)
+    media = decode_media(release, ReleaseInventory(release).files, proven=proven)
     assert media.problems == [] and media.proven == media.decoded == len(proven) > 9
     coco = next((release / "data" / "coco").glob("*.parquet"))
     table = pq.read_table(coco)
@@ -88,7 +88,7 @@ def test_proven_bytes_are_not_decoded_again_but_other_bytes_are(release: Path) -
     rows = table.to_pylist()
     rows[0]["frames"][0]["path"] = rows[0]["frames"][0]["path"].replace(".png", ".jpg")  # PNG bytes
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), rod)
-    listed = file_inventory(release)
+    listed = ReleaseInventory(release).files
     media = decode_media(release, listed, proven=proven)
     found = sorted((p.path.split("/")[1], p.detail) for p in media.problems)
     assert [env for env, _ in found] == ["coco", "rod"]
@@ -119,7 +119,7 @@ def test_recurring_bytes_are_decoded_once_and_counted_and_reported_at_each_place
     first = rows[0]["frames"][0]
     rows[0]["frames"][1] = {"bytes": first["bytes"], "path": first["path"].replace(".png", ".jpg")}
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), rod)
-    listed = file_inventory(release)
+    listed = ReleaseInventory(release).files
     images = [(f["path"], f) for p in sorted(release.rglob("*.parquet"))
               for r in pq.read_table(p).to_pylist() if "frames" in r for f in r["frames"]]
     distinct = {(hashlib.sha256(f["bytes"]).digest(), Path(f["path"]).suffix) for _, f in images}
@@ -160,7 +160,7 @@ def test_decoding_with_threads_reports_the_same_problems_in_the_same_order(relea
     """The gate decodes with the build's worker count; its findings must not depend on it."""
     for env in ("rod", "coco"):
         garble_frame(release, env)
-    listed = file_inventory(release)
+    listed = ReleaseInventory(release).files
     one = decode_media(release, listed, threads=1)
     assert len(one.problems) == 2 and one.decoded > 9
     assert decode_media(release, listed, threads=3) == one
@@ -229,7 +229,7 @@ def test_files_missing_added_or_with_other_row_counts_fail(release: Path) -> Non
 def test_a_broken_image_file_in_the_release_fails(release: Path) -> None:
     (release / "reports").mkdir()
     (release / "reports" / "counts.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
-    listed = file_inventory(release)
+    listed = ReleaseInventory(release).files
     problems = decode_media(release, listed).problems
     assert [(p.check, p.path) for p in problems] == [("decode", "reports/counts.png")]
 
@@ -260,7 +260,7 @@ def test_croissant_metadata_must_describe_the_manifest(release: Path) -> None:
 
     (release / "README.md").write_text("---\nconfigs: []\n---\n# a card\n")
     manifest = json.loads((release / "manifest.json").read_text())
-    manifest["files"] = listed = file_inventory(release)
+    manifest["files"] = listed = ReleaseInventory(release).files
     (release / "manifest.json").write_text(json.dumps(manifest))
     write_croissant(release, release)
     assert verify_files(release, listed) == []  # derived from the manifest: not "added after"

@@ -257,6 +257,51 @@ def test_the_build_gate_decodes_every_frame_before_publishing(corpus: Path, tmp_
     assert not (out / "proactivebench" / "2.0.0").exists()
 
 
+def test_the_manifest_is_written_once_after_all_it_lists_and_lists_the_published_release(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One inventory of the release: in a build beside an earlier version whose card is written
+    twice (a small bump published anyway), ``manifest.json`` is written once — after the card,
+    the diff and the gate's reports, before ``croissant.json`` (which records its sha256) — and
+    lists exactly the files published beside it."""
+    from exports.release import ReleaseInventory
+
+    raw = copy(corpus, tmp_path, "quickdraw")
+    out = tmp_path / "out"
+    args = ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"]
+    run(args)
+    config = yaml.safe_load(CONFIG.read_text())
+    config.update(version="2.0.1", global_seed=1)  # every episode redrawn: a patch is too small
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(yaml.safe_dump(config))
+
+    written: list[str] = []  # release-relative paths of the staged files written as text, in order
+    write_text = Path.write_text
+
+    def recorded(self: Path, *a: object, **kw: object) -> int:
+        staging = [i for i, part in enumerate(self.parts) if part.startswith(".staging-")]
+        if staging:
+            written.append("/".join(self.parts[staging[0] + 1:]))
+        return write_text(self, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", recorded)
+    release = run([*args, "--config", str(patch), "--allow-small-bump"])
+    monkeypatch.undo()
+
+    assert written.count("manifest.json") == 1
+    manifest_at = written.index("manifest.json")
+    listed_before = ["README.md", "reports/diff-2.0.0-2.0.1.md", "reports/diff-2.0.0-2.0.1.json",
+                     "reports/data_quality.md", "reports/data_quality.json",
+                     "reports/data_quality.html"]
+    assert written.count("README.md") == 2
+    assert all(written.index(f) < manifest_at for f in listed_before)
+    assert written[manifest_at + 1:] == ["croissant.json"]
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["version_bump"]["published_with"] == "--allow-small-bump"
+    assert manifest["files"] == [f for f in ReleaseInventory(release).files
+                                 if f["path"] != "croissant.json"]
+    assert set(listed_before) <= {f["path"] for f in manifest["files"]}
+
+
 def test_a_release_names_its_probe_pool_as_typed_never_absolutely(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pipelines.proactivebench.release import recorded_probes

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 from skimage import data as skdata
 
-from exports.release import file_inventory
+from exports.release import ReleaseInventory
 from pipelines.proactivebench import pools
 from pipelines.proactivebench.graph import build_graph
 from schemas.proactivebench import EPISODE, OFFICIAL_DATASET_NAMES
@@ -195,5 +195,5 @@ def write_release(root: Path, episodes: list[dict[str, Any]], *,
         counts = {env: {"inputs": len(rows), "kept": len(rows), "filtered": 0, "rejected": 0}
                   for env, rows in by_env.items()}
     (root / "manifest.json").write_text(json.dumps({"benchmark": "proactivebench", "version": "1.0.0",
-                                                    "counts": counts, "files": file_inventory(root)}))
+                                                    "counts": counts, "files": ReleaseInventory(root).files}))
     return root

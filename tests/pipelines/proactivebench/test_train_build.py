@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from exports.croissant import write_croissant
-from exports.release import file_inventory
+from exports.release import ReleaseInventory
 from pipelines.common.assembly import gate
 from pipelines.proactivebench.build import PROACTIVEBENCH, run
 from pipelines.proactivebench.rewards import proactive_reward
@@ -153,7 +153,7 @@ def _republish(copy: Path) -> dict:
     only the expectations can catch it)."""
     manifest = json.loads((copy / "manifest.json").read_text())
     (copy / "croissant.json").unlink(missing_ok=True)  # written after the manifest, as the build does
-    manifest["files"] = file_inventory(copy)
+    manifest["files"] = ReleaseInventory(copy).files
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     write_croissant(copy, copy)  # derived from the manifest, as the build writes it
     return manifest
