@@ -93,12 +93,15 @@ def correction_parser() -> argparse.ArgumentParser:
 
 def correction_push(argv: list[str]) -> list[str]:
     """``review push … --corrections FILE``: the benchmark turns the corrections into the push
-    units of versions n+1 (:meth:`Benchmark.correction_units`, the same rule its release build
+    units of versions n+1 (its :attr:`Review.correction_units`, the same rule its release build
     applies), written beside the decision log; the returned arguments push them, with the media
     of the pending-review state the candidates file belongs to."""
     args, rest = correction_parser().parse_known_args(argv[1:])
     state = args.candidates.resolve().parent
-    units = benchmark(args.benchmark).correction_units(state, args.corrections)
+    review = benchmark(args.benchmark).review
+    if review is None or review.correction_units is None:
+        raise SystemExit(f"{args.benchmark} takes no corrections file")
+    units = review.correction_units(state, args.corrections)
     if not units:
         raise SystemExit(f"--corrections: {args.corrections} corrects no candidate")
     out = args.log_dir / "corrections" / f"{args.corrections.stem}.review_candidates.jsonl"

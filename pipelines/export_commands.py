@@ -62,7 +62,7 @@ def croissant(argv: list[str]) -> int:
     args = croissant_parser().parse_args(argv)
     try:
         path = write_croissant(args.release, args.folder,
-                               citation=benchmark(read_release(args.release).benchmark).citation)
+                               citation=benchmark(read_release(args.release).benchmark).info.citation)
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
@@ -86,7 +86,7 @@ def vlmevalkit(argv: list[str]) -> int:
 
     args = vlmevalkit_parser().parse_args(argv)
     try:
-        export = benchmark(read_release(args.release).benchmark).vlmevalkit
+        export = benchmark(read_release(args.release).benchmark).exports.vlmevalkit
         if export is None:
             raise ValueError(f"{read_release(args.release).benchmark} has no VLMEvalKit export "
                              "(docs/exports.md)")
@@ -107,7 +107,7 @@ def lmms_eval_vendored() -> list[str]:
     several exports can run in one lmms-eval process."""
     from pipelines.registry import BENCHMARKS, benchmark
 
-    adapters = [benchmark(name).lmms_eval for name in BENCHMARKS]
+    adapters = [benchmark(name).exports.lmms_eval for name in BENCHMARKS]
     return sorted({m for a in adapters if a is not None for m in a.vendored})
 
 
@@ -136,7 +136,7 @@ def lmms_eval(argv: list[str]) -> int:
     args = lmms_eval_parser().parse_args(argv)
     try:
         release = read_release(args.release)
-        adapter = benchmark(release.benchmark).lmms_eval
+        adapter = benchmark(release.benchmark).exports.lmms_eval
         if adapter is None:
             raise ValueError(f"{release.benchmark} has no lmms-eval export (docs/exports.md)")
         tasks = adapter.tasks(release, **{k: getattr(args, k) for k in adapter.options})

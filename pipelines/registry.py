@@ -37,9 +37,9 @@ def benchmark(name: str) -> Benchmark:
 
 def rubric(name: str) -> Rubric:
     """The review rubric ``name`` of whichever benchmark declares it (its folder's ``rubric.py``,
-    listed in :attr:`Benchmark.rubrics`): what ``benchforge review`` push, pull and
+    listed in its :class:`~pipelines.common.benchmark.Review`): what ``benchforge review`` push, pull and
     gemini-review decide by."""
-    known = {r.name: r for b in BENCHMARKS for r in benchmark(b).rubrics}
+    known = {r.name: r for b in BENCHMARKS if (review := benchmark(b).review) for r in review.rubrics}
     if name not in known:
         raise SystemExit(f"unknown rubric {name!r}; known: {', '.join(sorted(known))}")
     return known[name]
@@ -47,4 +47,4 @@ def rubric(name: str) -> Rubric:
 
 def export_commands() -> dict[str, ExportCommand]:
     """The ``benchforge export`` commands the benchmark folders declare, by name."""
-    return {c.name: c for b in BENCHMARKS for c in benchmark(b).export_commands}
+    return {c.name: c for b in BENCHMARKS for c in benchmark(b).exports.commands}

@@ -51,7 +51,7 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "versioning": SEMVER_HELP,
         "schema": {"record": benchmark.schema.name, "version": benchmark.schema.version},
         "code_version": code_version(),
-        "citation": benchmark.citation,  # what croissant.json cites (exports/croissant.py)
+        "citation": benchmark.info.citation,  # what croissant.json cites (exports/croissant.py)
         "config_sha256": config_hash(ctx.config),
         "config": ctx.config,
         "global_seed": ctx.seed,
@@ -92,15 +92,26 @@ def gate(benchmark: Benchmark, release: Path, manifest: dict[str, Any], label: s
     ``proven``, which the build decoded in full where it made them: :mod:`exports.integrity`), and
     the benchmark's great-expectations suites; the report goes to ``reports`` (md, json,
     offline html)."""
-    def suites() -> list[Any]:
-        counts = manifest["counts"]
-        test = {g: c for g, c in counts.items() if benchmark.split_of(g) == benchmark.split}
-        out = benchmark.suites(release, test, manifest)
-        return out + (benchmark.training_suites(release, manifest["train"], counts)
-                      if "train" in manifest else [])
-
-    return check_release(release, manifest.get("files") or [], suites, reports, label=label,
+    return check_release(release, manifest.get("files") or [],
+                         lambda: release_suites(benchmark, release, manifest), reports, label=label,
                          threads=threads, proven=proven)
+
+
+def release_suites(benchmark: Benchmark, release: Path, manifest: dict[str, Any]) -> list[Any]:
+    """The suites of a release (its :class:`~pipelines.common.benchmark.Quality`): the
+    evaluation split's, on its groups' counts, and the training split's when it holds one.
+
+    Why a release with a training split and no ``training_suites`` stops here: its training rows
+    would otherwise be published with no expectation checked."""
+    quality, counts = benchmark.quality, manifest["counts"]
+    test = {g: c for g, c in counts.items() if benchmark.split_of(g) == benchmark.split}
+    out = quality.suites(release, test, manifest)
+    if "train" not in manifest:
+        return out
+    if quality.training_suites is None:
+        raise NotImplementedError(f"{benchmark.name} publishes a training split without its suites "
+                                  "(Quality.training_suites)")
+    return out + quality.training_suites(release, manifest["train"], counts)
 
 
 def gate_summary(report: QualityReport, limit: int = 5) -> str:
@@ -111,7 +122,7 @@ def gate_summary(report: QualityReport, limit: int = 5) -> str:
 
 def print_counts(benchmark: Benchmark, counts: dict[str, dict[str, int]], pending: bool) -> None:
     w = max([12, *map(len, counts)])  # a second split's groups are longer (train/unassigned)
-    head = f"{benchmark.group_label:<{w}} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}"
+    head = f"{benchmark.info.group_label:<{w}} {'inputs':>7} {'kept':>6} {'filtered':>9} {'rejected':>9}"
     print(head + (f" {'pending':>8}" if pending else ""))
     for group, c in counts.items():
         line = f"{group:<{w}} {c['inputs']:>7} {c['kept']:>6} {c['filtered']:>9} {c['rejected']:>9}"

@@ -3,9 +3,17 @@
 Why this shape: three benchmarks were first built as three drivers, and every shared mechanism
 (config loading, staging, the ``inputs = kept + filtered + rejected`` check, manifest, publish,
 the pending-review state, the summary) drifted apart in their copies. Like a TFDS builder, a
-benchmark now says only what is its own — its options, its sources, its Beam steps, its manifest
-facts, card text and checks — and :func:`pipelines.common.driver.run` does the rest, the same way
-for every benchmark. Adding a fourth benchmark is a new folder with one :class:`Benchmark`.
+benchmark now says only what is its own — its options, its sources, its Beam steps and manifest
+facts as methods, and what it is as a few typed parts (:class:`Info`, :class:`Quality`,
+:class:`Review`, :class:`Exports`, :class:`Demo`) — and :func:`pipelines.common.driver.run` does
+the rest, the same way for every benchmark. Adding a fourth benchmark is a new folder with one
+:class:`Benchmark`.
+
+Why parts rather than loose class attributes and hooks: among many loose ones, each with a
+default, a benchmark that forgot one got a default that quietly did less, and what belongs
+together (a reviewed flag, its rubric and its pending-review state) could disagree. A part
+groups what belongs together, and a benchmark switches a check off only by saying so
+(:data:`NO_SUITES`, ``Review(pending=None)``).
 """
 
 from __future__ import annotations
@@ -198,16 +206,112 @@ class Demo:
     lmms_eval_args: Callable[[Path], tuple[str, ...]] = lambda raw: ()
 
 
-class Benchmark:
-    """Base class of a benchmark; see the module doc. Class attributes describe it, methods are
-    the hooks the driver calls in order: ``add_arguments`` → ``check_config`` → ``prepare`` →
-    ``pipeline`` → ``after_pipeline`` → (``pending`` | ``finalize`` → ``suites``)."""
+def no_suites(release: Path, counts: dict[str, dict[str, int]], manifest: dict[str, Any]) -> list[Any]:
+    """The suites of a benchmark whose releases have no expectation of their own: none."""
+    return []
 
-    name: str = ""
-    title: str = ""
+
+# how a benchmark switches its data-quality suites off, by saying so: ``Quality(suites=NO_SUITES)``
+NO_SUITES = no_suites
+
+
+@dataclass(frozen=True, kw_only=True)
+class Info:
+    """What a benchmark is called and how its card, its Croissant metadata and its messages
+    describe it.
+
+    Why one part: the card, croissant.json, the console and the CLI's help all read these facts;
+    declared together they are the one place a benchmark names and describes itself."""
+
+    name: str  # its folder: ``benchforge build <name>``, ``<out>/<name>/``, the manifest's benchmark
+    title: str  # how people write it (card title, messages, the counts plot)
+    # the BibTeX of the paper that defines it (its folder's citation.bib: folder_citation); no
+    # default: a card and croissant.json cite it (docs/exports.md)
+    citation: str
     summary: str = ""  # card summary
     usage: str = ""  # card "Loading" snippet; {config} / {configs}: configs that have rows
     example_config: str = ""  # the config the snippet loads when it has rows (else the first)
+    # the source datasets whose licence and terms every card lists: keys of
+    # configs/source_licences.yaml (exports/dataset_card.py; a key it lacks stops the build)
+    source_datasets: tuple[str, ...] = ()
+    unit: str = "sample"  # what one released row is called in messages (episode, candidate, item)
+    group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Quality:
+    """The great-expectations suites (:class:`exports.quality.Suite`) every release of a
+    benchmark must pass — at build time before publishing, and in ``benchforge check``.
+
+    Why ``suites`` has no default: a gate with no expectation would pass anything, so a
+    benchmark that has none says so with :data:`NO_SUITES`. ``training_suites`` is only asked
+    for when a release holds a training split; a release that holds one without them stops
+    (:func:`pipelines.common.assembly.release_suites`)."""
+
+    # (release, counts of the evaluation split's groups, manifest) → its suites
+    suites: Callable[[Path, dict[str, dict[str, int]], dict[str, Any]], list[Any]]
+    # (release, the manifest's ``train`` facts, counts of every group) → the training split's suites
+    training_suites: Callable[[Path, dict[str, Any], dict[str, dict[str, int]]], list[Any]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Review:
+    """How people review a benchmark's rows: the rubrics ``benchforge review`` pushes, pulls and
+    decides by, and — for a benchmark released only after four human approvals (StreamVibe
+    App. B.3) — the pending-review state its build stops at without decisions.
+
+    Why a part rather than a flag beside loose hooks: a benchmark whose release waits for review
+    cannot be declared without what that needs, and one that does not wait says so: ``pending``
+    has no default, ``pending=None`` declares rubrics for review rounds held beside the build
+    (ProactiveBench's hand-chosen VSOD episodes), which the build neither waits for nor reads."""
+
+    # what its reviewers decide by (its folder's rubric.py): ``benchforge review`` finds a rubric
+    # named on its command line here; a benchmark whose release waits for review without one fails
+    # the conformance test
+    rubrics: tuple[Rubric, ...]
+    # the candidates of the pending-review state, from the build's context; with it the driver
+    # offers ``--decisions``, stops at that state without them and releases only approved rows.
+    # None (said explicitly): the release does not wait for review
+    pending: Callable[[BuildContext], PendingReview] | None
+    # (pending-review state, corrections file) → the push units of the corrected versions (n+1)
+    # that ``benchforge review push --corrections`` pushes: exactly what the release build with the
+    # same corrections file checks the approvals against. None: it takes no corrections file, and
+    # ``--corrections`` is refused naming it
+    correction_units: Callable[[Path, Path], list[dict[str, Any]]] | None = None
+
+    @property
+    def gates_release(self) -> bool:
+        """Its release waits for human approvals (a pending-review state comes first)."""
+        return self.pending is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exports:
+    """A benchmark's exports for evaluation kits (docs/exports.md), from its folder. Each one
+    left out is one ``benchforge export`` says this benchmark has not; Croissant needs no part
+    (every release gets it)."""
+
+    lmms_eval: LmmsEvalAdapter | None = None  # the lmms-eval tasks (its lmms_eval.py ADAPTER)
+    vlmevalkit: Callable[..., dict[str, Any]] | None = None  # a writer ``(release, out, hints=…) → report``
+    commands: tuple[ExportCommand, ...] = ()  # ``benchforge export`` commands of its own
+
+
+class Benchmark:
+    """Base class of a benchmark; see the module doc.
+
+    A benchmark declares typed parts: ``info`` (:class:`Info`: name, title, citation, card text,
+    licence keys), ``quality`` (:class:`Quality`: the suites its releases must pass), ``demo``
+    (:class:`Demo`), and optionally ``review`` (:class:`Review`: rubrics, and the pending-review
+    state and corrections of a release that waits for approvals) and ``exports``
+    (:class:`Exports`). ``info``, ``quality`` and ``demo`` have no default: one left out is an
+    error, never a check silently skipped. Its sources and Beam steps are the methods the driver
+    calls in order: ``add_arguments`` → ``check_config`` → ``prepare`` → ``pipeline`` →
+    ``after_pipeline`` → (``review.pending`` | ``finalize`` → ``quality``)."""
+
+    info: Info
+    quality: Quality
+    review: Review | None = None  # None: no human review, no rubric
+    exports: Exports = Exports()
     schema: RecordSchema
     filtered_schema: RecordSchema
     split: str = "test"  # the evaluation split: every release holds it
@@ -215,35 +319,29 @@ class Benchmark:
     # split is always published together with the evaluation split it is held out from)
     splits: tuple[str, ...] = ("test",)
     default_config: Path = Path()
-    group_label: str = "environment"  # what a counts group is (environment, subtype, unit)
-    reviewed: bool = False  # released only after four human approvals (StreamVibe App. B.3)
-    # what its reviewers decide by (its folder's rubric.py): ``benchforge review`` finds a rubric
-    # named on its command line here; a reviewed benchmark without one fails the conformance test
-    rubrics: tuple[Rubric, ...] = ()
-    # its exports for evaluation kits (docs/exports.md), from its folder: the lmms-eval tasks
-    # (lmms_eval.py ADAPTER) and a VLMEvalKit writer ``(release, out, hints=…) → report``; None:
-    # ``benchforge export`` says this benchmark has no such export
-    lmms_eval: LmmsEvalAdapter | None = None
-    vlmevalkit: Callable[..., dict[str, Any]] | None = None
-    export_commands: tuple[ExportCommand, ...] = ()  # ``benchforge export`` commands of its own
-    # the BibTeX of the paper that defines it (its folder's citation.bib: folder_citation); no
-    # default: a card and croissant.json cite it (docs/exports.md)
-    citation: str
-    # the source datasets whose licence and terms every card lists: keys of
-    # configs/source_licences.yaml (exports/dataset_card.py; a key it lacks stops the build)
-    source_datasets: tuple[str, ...] = ()
     # a training split's counts groups start with this prefix (e.g. ``train/coco``)
     train_prefix: str = ""
     # outcome folders (``filtered``, ``filtered_inputs``, ``rejected``) the driver gives each
     # training split an empty shard in when nothing went there: "nothing" is visible, as at the root
     train_outcome_folders: tuple[str, ...] = ()
-    unit: str = "sample"  # what one released row is called in messages (episode, candidate, item)
     # the modules holding the pipeline's steps, which local worker processes import before the
     # pipeline starts (pipelines/common/warm_workers.py)
     worker_modules: tuple[str, ...] = ()
     # how its demo release is made; no default: every benchmark says it, and the conformance test
     # fails one whose demo is None (a benchmark no demo builds is one no test checks end to end)
     demo: Demo | None
+
+    @property
+    def name(self) -> str:
+        """``info.name``: what the registry, the driver and every message know a benchmark by."""
+        return self.info.name
+
+    @property
+    def reviewed(self) -> bool:
+        """Released only after human approvals: its :class:`Review` has a pending-review state.
+        What the driver, the CLI and the checks ask; a review held beside the build (rubrics
+        only) does not make a benchmark reviewed."""
+        return self.review is not None and self.review.gates_release
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
@@ -296,35 +394,6 @@ class Benchmark:
     def after_pipeline(self, ctx: BuildContext) -> None:
         """Bookkeeping that must happen whether the build stops at review or releases (e.g. the
         ledger of candidate versions)."""
-
-    def pending(self, ctx: BuildContext) -> PendingReview:
-        """Reviewed benchmarks: the candidates of the pending-review state."""
-        raise NotImplementedError
-
-    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
-        """Reviewed benchmarks: the push units of the corrected versions (n+1) that
-        ``corrections`` describes for the candidates of the pending-review ``state`` — what
-        ``benchforge review push --corrections`` pushes, and exactly what the release build with
-        the same corrections file checks the approvals against."""
-        raise SystemExit(f"{self.name} takes no corrections file")
-
-    def suites(self, release: Path, counts: dict[str, dict[str, int]],
-               manifest: dict[str, Any]) -> list[Any]:
-        """The great-expectations suites (:class:`exports.quality.Suite`) every release of this
-        benchmark must pass — at build time before publishing, and in ``benchforge check``;
-        ``counts`` holds the evaluation split's groups.
-
-        No default: a gate with no expectation would pass anything. A benchmark that has none
-        says so by returning ``[]`` itself."""
-        raise NotImplementedError(f"{self.name} defines no data-quality suites (suites)")
-
-    def training_suites(self, release: Path, train: dict[str, Any],
-                        counts: dict[str, dict[str, int]]) -> list[Any]:
-        """The suites of a release's training split (``train``: the manifest's ``train`` facts,
-        ``counts``: every group). No default, for the reason :meth:`suites` has none; only a
-        benchmark that publishes a training split is asked."""
-        raise NotImplementedError(f"{self.name} publishes a training split without its suites "
-                                  "(training_suites)")
 
     def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -107,7 +107,7 @@ def check_approved(benchmark: Benchmark, counts: dict[str, dict[str, int]]) -> N
     released = sum(c["kept"] for g, c in counts.items()
                    if benchmark.split_of(g) == benchmark.split and benchmark.data_prefix(g) is not None)
     if not released:
-        raise ReleaseError(f"no {benchmark.unit} is approved by all reviewers on its current version: "
+        raise ReleaseError(f"no {benchmark.info.unit} is approved by all reviewers on its current version: "
                            "nothing to release (see the review states in the decision log)")
 
 

@@ -40,7 +40,7 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
     """The options of ``benchforge build <benchmark>`` (the driver's and the benchmark's own)."""
     parser = argparse.ArgumentParser(
         prog=f"benchforge build {benchmark.name}",
-        description=f"Build a {benchmark.title} release (unknown options go to Apache Beam, "
+        description=f"Build a {benchmark.info.title} release (unknown options go to Apache Beam, "
                     "e.g. --runner=DataflowRunner, --direct_num_workers=2).")
     parser.add_argument("--config", type=Path, default=benchmark.default_config,
                         help="the build config YAML: version, seed, sources, filters (default: "

@@ -148,7 +148,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         declared = benchmark.groups(ctx)
         card_counts = {g: c for g, c in counts.items() if not declared or g in declared}
         plot_counts(card_counts, staging / "reports" / "counts.png",
-                    f"{benchmark.title} {ctx.version}: where every input went")
+                    f"{benchmark.info.title} {ctx.version}: where every input went")
         proven = decoded_digests(blob_root(str(staging)))  # the gate need not decode these again
         shutil.rmtree(staging / "_build")
         inventory.refresh()  # finalize writes where it likes; only what it wrote or changed is read
@@ -156,15 +156,16 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                                                            for e in empty]
         manifest = assemble_manifest(benchmark, ctx, stages, counts, inventory.files, fin, warnings)
         previous = previous_release(ctx.out_root, ctx.version)
-        sources, citations = source_terms(benchmark.source_datasets), card_citations(benchmark.citation)
+        info = benchmark.info
+        sources, citations = source_terms(info.source_datasets), card_citations(info.citation)
         files_for_card = manifest["files"]
 
         def write_card(warnings: list[str]) -> None:
             (staging / "README.md").write_text(render_card(
-                title=benchmark.title, summary=benchmark.summary,
+                title=info.title, summary=info.summary,
                 manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
-                schema=benchmark.schema, warnings=warnings, usage=benchmark.usage,
-                files=files_for_card, example=benchmark.example_config,
+                schema=benchmark.schema, warnings=warnings, usage=info.usage,
+                files=files_for_card, example=info.example_config,
                 extra_configs=fin.extra_configs,
                 sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else []),
                 sources=sources, citations=citations))
@@ -202,7 +203,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         # `benchforge check` derives it from the release again and compares (exports/integrity.py)
         write_croissant(staging, staging)
         publish(staging, final)
-    write_release_notes(ctx.out_root, benchmark.title)
+    write_release_notes(ctx.out_root, benchmark.info.title)
     print_summary(benchmark, final, manifest, fin)
     return final
 

@@ -30,7 +30,10 @@ PENDING = "pending_review"
 def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[str, int]]) -> Path:
     """``<out>/<benchmark>/review/<version>/``: what reviewers get, published atomically; no
     release is written (StreamVibe App. B.3: nothing is released before four approvals)."""
-    review = benchmark.pending(ctx)
+    if benchmark.review is None or benchmark.review.pending is None:  # the driver asks reviewed ones only
+        raise TypeError(f"{benchmark.name}'s release does not wait for review: "
+                        "it has no pending-review state")
+    review = benchmark.review.pending(ctx)
     state_dir = ctx.out_root / "review" / ctx.version
     with staging_dir(state_dir.parent, f"pending-{ctx.version}") as tmp:
         cands = sorted(review.candidates, key=lambda c: c["id"])

@@ -17,7 +17,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipelines.common.benchmark import Benchmark, BuildContext, ExportCommand, Finalized
+from pipelines.common.benchmark import (
+    Benchmark,
+    BuildContext,
+    ExportCommand,
+    Exports,
+    Finalized,
+    Info,
+    Quality,
+    Review,
+)
 from pipelines.common.citations import folder_citation
 from pipelines.common.sources import preflight
 from pipelines.proactivebench.compat.cli import build_parser as compat_parser
@@ -45,34 +54,55 @@ from schemas.proactivebench import (
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _suites(release: Path, counts: dict[str, dict[str, int]], manifest: dict[str, Any]) -> list[Any]:
+    from pipelines.proactivebench.quality import suites
+
+    return suites(release, counts)
+
+
+def _training_suites(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]) -> list[Any]:
+    from pipelines.proactivebench.train_quality import training_suites
+
+    return training_suites(release, train, counts)
+
+
 class ProactiveBench(Benchmark):
-    name = "proactivebench"
-    title = "ProactiveBench"
-    citation = folder_citation(Path(__file__).parent)
-    rubrics = RUBRICS
-    lmms_eval = ADAPTER
-    vlmevalkit = staticmethod(vlmevalkit_export)
-    export_commands = (ExportCommand("compat-proactivebench", compat_main, compat_parser),)
-    # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
-    source_datasets = ("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco")
-    summary = (
-        "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for help "
-        "(a proactive suggestion) before it can answer (ProactiveBench §3). Built by benchforge. "
-        "`reports/counts.png` shows where every input went (kept / filtered / rejected)."
+    info = Info(
+        name="proactivebench",
+        title="ProactiveBench",
+        citation=folder_citation(Path(__file__).parent),
+        summary=(
+            "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
+            "help (a proactive suggestion) before it can answer (ProactiveBench §3). Built by "
+            "benchforge. `reports/counts.png` shows where every input went (kept / filtered / "
+            "rejected)."
+        ),
+        usage=(
+            "import datasets\n"
+            "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+            "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
+        ),
+        example_config="coco",
+        # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
+        source_datasets=("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco"),
+        unit="episode",
     )
-    usage = (
-        "import datasets\n"
-        "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-        "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality = Quality(suites=_suites, training_suites=_training_suites)
+    # the VSOD episodes' hand-chosen frames and answers are reviewed in rounds beside the build
+    # (``benchforge review``), which a release does not wait for
+    review = Review(rubrics=RUBRICS, pending=None)
+    exports = Exports(
+        lmms_eval=ADAPTER,
+        vlmevalkit=vlmevalkit_export,
+        commands=(ExportCommand("compat-proactivebench", compat_main, compat_parser),),
     )
-    example_config = "coco"
     schema = EPISODE
     filtered_schema = FILTERED_EPISODE
     default_config = REPO / "configs" / "proactivebench.yaml"
     splits = ("test", TRAIN_SPLIT)
     train_prefix = TRAIN_PREFIX
     train_outcome_folders = ("filtered_inputs", "rejected")
-    unit = "episode"
     worker_modules = ("pipelines.proactivebench.pipeline", "pipelines.proactivebench.sources")
     demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
@@ -179,18 +209,6 @@ class ProactiveBench(Benchmark):
                 ctx.prepared.train_readers, ctx.prepared.train_vocab,
                 TrainPipelineConfig(staging=str(ctx.staging), build=build, rows=rows,
                                     clip=ctx.prepared.clip))
-
-    def suites(self, release: Path, counts: dict[str, dict[str, int]],
-               manifest: dict[str, Any]) -> list[Any]:
-        from pipelines.proactivebench.quality import suites
-
-        return suites(release, counts)
-
-    def training_suites(self, release: Path, train: dict[str, Any],
-                        counts: dict[str, dict[str, int]]) -> list[Any]:
-        from pipelines.proactivebench.train_quality import training_suites
-
-        return training_suites(release, train, counts)
 
     def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -2,7 +2,7 @@
 chosen by hand (ProactiveBench §3.2 and App. 0.A.2).
 
 Why in this folder: everything about a benchmark lives in its folder; the review commands find
-the rubric through the benchmark (:attr:`pipelines.common.benchmark.Benchmark.rubrics`).
+the rubric through the benchmark (:attr:`pipelines.common.benchmark.Review.rubrics`).
 """
 
 from __future__ import annotations

@@ -23,8 +23,11 @@ from pipelines.common.benchmark import (
     VIDEO_SOURCES,
     Benchmark,
     BuildContext,
+    Exports,
     Finalized,
-    PendingReview,
+    Info,
+    Quality,
+    Review,
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.sources import ReaderConfig, preflight
@@ -49,31 +52,40 @@ from schemas.proready import FILTERED_ITEM, RELEASED_ITEM, TASK_NAMES
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _suites(release: Path, counts: dict[str, dict[str, int]], manifest: dict[str, Any]) -> list[Any]:
+    from pipelines.proready.quality import suites
+
+    return suites(release, int(manifest["review"]["panel_size"]))
+
+
 class ProReady(Benchmark):
-    name = BENCHMARK
-    title = "ProReady-QA"
-    citation = folder_citation(Path(__file__).parent)
-    rubrics = RUBRICS
-    lmms_eval = ADAPTER
-    source_datasets = VIDEO_SOURCES
-    summary = (
-        "Future-dependent (multi-turn) questions on long videos with answer evidence "
-        "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
-        "task types: " + ", ".join(f"{k.upper()} ({v})" for k, v in TASK_NAMES.items())
-        + ". Videos are referenced by path and sha256, not embedded. Only items approved "
-        "by all four reviewers on the released version are included. Built by benchforge.")
-    usage = ("import datasets\n"
-             "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-             "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
-             "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
-             "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])")
-    example_config = "ssr"
+    info = Info(
+        name=BENCHMARK,
+        title="ProReady-QA",
+        citation=folder_citation(Path(__file__).parent),
+        summary=(
+            "Future-dependent (multi-turn) questions on long videos with answer evidence "
+            "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
+            "task types: " + ", ".join(f"{k.upper()} ({v})" for k, v in TASK_NAMES.items())
+            + ". Videos are referenced by path and sha256, not embedded. Only items approved "
+            "by all four reviewers on the released version are included. Built by benchforge."),
+        usage=("import datasets\n"
+               "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+               "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
+               "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
+               "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])"),
+        example_config="ssr",
+        source_datasets=VIDEO_SOURCES,
+        unit="item",
+        group_label="unit",
+    )
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality = Quality(suites=_suites)
+    review = Review(rubrics=RUBRICS, pending=pending_review, correction_units=correction_units)
+    exports = Exports(lmms_eval=ADAPTER)
     schema = RELEASED_ITEM
     filtered_schema = FILTERED_ITEM
     default_config = REPO / "configs" / "proready.yaml"
-    group_label = "unit"
-    reviewed = True
-    unit = "item"
     worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
     demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
@@ -104,7 +116,7 @@ class ProReady(Benchmark):
             raise SystemExit("--corrections / --qc-windows only apply to a release: pass --decisions too")
         src = dict(cfg["source"])
         custom, overrides = _source_args(args.source)
-        root = ctx.source_root(custom or src.get("path", "proready"), self.title,
+        root = ctx.source_root(custom or src.get("path", "proready"), self.info.title,
                                "set RAW_DIR, or --source /path", base=Path.cwd() if custom else None)
         reader = ProReadyReader(root, ReaderConfig(global_seed=ctx.seed, extra={
             "manifest": src.get("manifest", "manifest.yaml"),
@@ -147,7 +159,7 @@ class ProReady(Benchmark):
         names = ctx.dataset_names(overrides, dataset_names())
 
         def root_of(name: str, listed_as: str = "") -> str:
-            return ctx.dataset_root(name, f"{name} ({self.title})", overrides, base, listed_as)
+            return ctx.dataset_root(name, f"{name} ({self.info.title})", overrides, base, listed_as)
 
         roots: dict[str, str] = {}
         if "vstream_qa" in names:
@@ -195,18 +207,6 @@ class ProReady(Benchmark):
             decisions=st.decisions, corrections=st.corrections,
             corrections_file=ctx.args.corrections.name if ctx.args.corrections else "",
             panel_size=ctx.panel_size, violations=st.violations_by_sample))
-
-    def pending(self, ctx: BuildContext[Prepared]) -> PendingReview:
-        return pending_review(ctx)
-
-    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
-        return correction_units(state, corrections)
-
-    def suites(self, release: Path, counts: dict[str, dict[str, int]],
-               manifest: dict[str, Any]) -> list[Any]:
-        from pipelines.proready.quality import suites
-
-        return suites(release, int(manifest["review"]["panel_size"]))
 
     def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -2,7 +2,7 @@
 (StreamReady App. C, Human Refinement) and which parts of it they are shown.
 
 Why in this folder: everything about a benchmark lives in its folder; the review commands find
-the rubric through the benchmark (:attr:`pipelines.common.benchmark.Benchmark.rubrics`).
+the rubric through the benchmark (:attr:`pipelines.common.benchmark.Review.rubrics`).
 """
 
 from __future__ import annotations

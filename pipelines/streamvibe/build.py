@@ -31,8 +31,11 @@ from pipelines.common.benchmark import (
     VIDEO_SOURCES,
     Benchmark,
     BuildContext,
+    Exports,
     Finalized,
-    PendingReview,
+    Info,
+    Quality,
+    Review,
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.video_sources import DATASETS
@@ -70,34 +73,59 @@ def _path(p: str, base: Path) -> str:
     return p if os.path.isabs(p) or "://" in p else str(base / p)
 
 
+def _suites(release: Path, counts: dict[str, dict[str, int]], manifest: dict[str, Any]) -> list[Any]:
+    from pipelines.streamvibe.quality import suites
+
+    return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts,
+                  max(manifest["fpr_near"]["tolerances_s"]))
+
+
+def _training_suites(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]) -> list[Any]:
+    from pipelines.streamvibe.quality import training_suites
+
+    return training_suites(release, train, counts)
+
+
+def _no_corrections(state: Path, corrections: Path) -> list[dict[str, Any]]:
+    """Why a StreamVibe candidate takes no corrections file, and what is pushed instead."""
+    raise SystemExit(
+        "streamvibe takes no corrections file: a StreamVibe candidate is corrected where it "
+        "comes from (its task record or the generator); the rebuild gives every changed "
+        f"candidate version n+1 (ledger {state.parent / 'ledger.json'}) in the new state's "
+        "review_candidates.jsonl — push that file")
+
+
 class StreamVibe(Benchmark):
-    name = BENCHMARK
-    title = "StreamVibe-Bench"
-    citation = folder_citation(Path(__file__).parent)
-    rubrics = RUBRICS
-    lmms_eval = ADAPTER
-    source_datasets = VIDEO_SOURCES
-    summary = (
-        "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
-        "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "
-        "response), for Pointwise and Trajectory evaluation (StreamVibe §3). Every sample was "
-        "approved by four reviewers on the same version (App. B.3). Built by benchforge.")
-    usage = (
-        "import datasets\n"
-        "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-        "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
-        "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
+    info = Info(
+        name=BENCHMARK,
+        title="StreamVibe-Bench",
+        citation=folder_citation(Path(__file__).parent),
+        summary=(
+            "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
+            "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "
+            "response), for Pointwise and Trajectory evaluation (StreamVibe §3). Every sample was "
+            "approved by four reviewers on the same version (App. B.3). Built by benchforge."),
+        usage=(
+            "import datasets\n"
+            "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+            "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
+            "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
+        ),
+        example_config="rv",
+        source_datasets=VIDEO_SOURCES,
+        unit="candidate",
+        group_label="subtype",
     )
-    example_config = "rv"
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality = Quality(suites=_suites, training_suites=_training_suites)
+    review = Review(rubrics=RUBRICS, pending=pending_review, correction_units=_no_corrections)
+    exports = Exports(lmms_eval=ADAPTER)
     schema = SAMPLE
     filtered_schema = FILTERED
     default_config = REPO / "configs" / "streamvibe.yaml"
-    group_label = "subtype"
-    reviewed = True
     splits = ("test", TRAIN_SPLIT)
     train_prefix = TRAIN_PREFIX
     train_outcome_folders = ("filtered", "rejected")
-    unit = "candidate"
     worker_modules = ("pipelines.streamvibe.pipeline",)
     demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
@@ -136,7 +164,7 @@ class StreamVibe(Benchmark):
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
         src = cfg.get("source") or {}
-        root = ctx.source_root(str(src.get("path", "streamvibe")), self.title,
+        root = ctx.source_root(str(src.get("path", "streamvibe")), self.info.title,
                                "set RAW_DIR, or source.path in the config")
         manifest = str(src.get("manifest", "manifest.jsonl"))
         try:  # an unreadable manifest stops the build here, in one line, not inside Beam
@@ -182,7 +210,7 @@ class StreamVibe(Benchmark):
             allowed = tuple(opts.get("subtypes") or SUBTYPES)
             if set(allowed) - set(SUBTYPES):
                 raise SystemExit(f"datasets.{name}.subtypes: unknown {sorted(set(allowed) - set(SUBTYPES))}")
-            root = ctx.dataset_root(name, f"{DATASETS[name].title} ({self.title})", overrides, base)
+            root = ctx.dataset_root(name, f"{DATASETS[name].title} ({self.info.title})", overrides, base)
             try:
                 DATASETS[name](root).check()
             except BadInput as err:
@@ -228,29 +256,6 @@ class StreamVibe(Benchmark):
         candidates = CANDIDATES.read(ctx.staging)
         write_json_atomic(ctx.prepared.ledger_path, update_ledger(ctx.prepared.ledger, candidates))
         ctx.prepared.candidates = candidates
-
-    def pending(self, ctx: BuildContext[Prepared]) -> PendingReview:
-        return pending_review(ctx)
-
-    def correction_units(self, state: Path, corrections: Path) -> list[dict[str, Any]]:
-        raise SystemExit(
-            "streamvibe takes no corrections file: a StreamVibe candidate is corrected where it "
-            "comes from (its task record or the generator); the rebuild gives every changed "
-            f"candidate version n+1 (ledger {state.parent / 'ledger.json'}) in the new state's "
-            "review_candidates.jsonl — push that file")
-
-    def suites(self, release: Path, counts: dict[str, dict[str, int]],
-               manifest: dict[str, Any]) -> list[Any]:
-        from pipelines.streamvibe.quality import suites
-
-        return suites(release, {st: a["target"] for st, a in manifest["allocation"].items()}, counts,
-                      max(manifest["fpr_near"]["tolerances_s"]))
-
-    def training_suites(self, release: Path, train: dict[str, Any],
-                        counts: dict[str, dict[str, int]]) -> list[Any]:
-        from pipelines.streamvibe.quality import training_suites
-
-        return training_suites(release, train, counts)
 
     def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -141,8 +141,8 @@ def test_every_card_lists_its_sources_terms_and_signed_agreements() -> None:
                 "streamvibe": list(VIDEO_SOURCES), "proready": list(VIDEO_SOURCES)}
     for name, keys in expected.items():
         bench = benchmark(name)
-        assert list(bench.source_datasets) == keys
-        table = "\n".join(licence_lines(bench.title, source_terms(bench.source_datasets)))
+        assert list(bench.info.source_datasets) == keys
+        table = "\n".join(licence_lines(bench.info.title, source_terms(bench.info.source_datasets)))
         assert table.startswith("## Licences and terms of use")
         assert len([line for line in table.splitlines() if line.startswith("| ") and "|---" not in line]) \
             == len(keys) + 1
@@ -179,10 +179,10 @@ def test_a_source_the_file_lacks_stops_the_card(tmp_path: Path) -> None:
 def test_the_card_cites_the_benchmark_paper_and_benchforge() -> None:
     for name, key in (("proactivebench", "@misc{proactivebench,"), ("streamvibe", "@misc{streamvibe,"),
                       ("proready", "@misc{streamready,")):
-        entries = card_citations(benchmark(name).citation)
+        entries = card_citations(benchmark(name).info.citation)
         assert [e.split("\n")[0] for e in entries] == [key, "@software{benchforge,"]
         text = render_card(title="T", summary="S", manifest=MANIFEST, groups={}, split="test",
                            schema=REJECTION, warnings=[], usage=USAGE, files=[], citations=entries)
         block = text[text.index("## Citation"):]
         assert block.index("```bibtex\n" + key) < block.index("@software{benchforge,") < block.rindex("```")
-        assert entries[0] == benchmark(name).citation  # what croissant.json cites
+        assert entries[0] == benchmark(name).info.citation  # what croissant.json cites

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pipelines.common.benchmark import Benchmark, Demo
+from pipelines.common.benchmark import Benchmark, Demo, Info
 from pipelines.registry import BENCHMARKS, benchmark
 from tests.support.demo import DemoReleases
 
@@ -118,10 +118,10 @@ def test_the_demo_release_conforms(name: str, demo_releases: DemoReleases, finge
             assert len(ds) == rows_listed(manifest, patterns) > 0, (name, config["config_name"])
 
     # what it cites, and what its reviewers decide by, come from its folder
-    assert manifest["citation"] == bench.citation and bench.citation.startswith("@"), name
-    if bench.reviewed:
-        assert bench.rubrics, f"{name} is reviewed: its folder must define its rubric (rubric.py)"
-        assert all(r.benchmark == name for r in bench.rubrics), name
+    assert manifest["citation"] == bench.info.citation and bench.info.citation.startswith("@"), name
+    if bench.review is not None:  # reviewed before release, or in rounds beside the build
+        assert bench.review.rubrics, f"{name} is reviewed: its folder must define its rubric (rubric.py)"
+        assert all(r.benchmark == name for r in bench.review.rubrics), name
     check_exports(bench, release, {c["config_name"] for c in configs}, tmp_path / "exports",
                   demo.lmms_eval_args(demo_releases.raw))
 
@@ -135,12 +135,12 @@ def check_exports(bench: Benchmark, release: Path, configs: set[str], out: Path,
     from pipelines.cli import main as benchforge
 
     built = (release / "croissant.json").read_text()
-    assert json.loads(built)["citeAs"] == bench.citation, bench.name
+    assert json.loads(built)["citeAs"] == bench.info.citation, bench.name
     copy = out / "croissant" / release.name
     shutil.copytree(release, copy)
     assert benchforge(["export", "croissant", str(copy), str(copy)]) == 0
     assert (copy / "croissant.json").read_text() == built, bench.name
-    if bench.lmms_eval is not None:
+    if bench.exports.lmms_eval is not None:
         assert benchforge(["export", "lmms-eval", str(release), str(out / "lmms-eval"),
                            *lmms_eval_args]) == 0
         export = json.loads((out / "lmms-eval" / bench.name / "export.json").read_text())
@@ -150,7 +150,7 @@ def check_exports(bench: Benchmark, release: Path, configs: set[str], out: Path,
             task = yaml.safe_load((out / "lmms-eval" / bench.name / f"{task_name}.yaml").read_text()
                                   .replace("!function", ""))
             assert (task["dataset_path"], task["dataset_name"]) == (str(release.resolve()), config)
-    if bench.vlmevalkit is not None:
+    if bench.exports.vlmevalkit is not None:
         assert benchforge(["export", "vlmevalkit", str(release), str(out / "vlmevalkit")]) == 0
         assert sorted((out / "vlmevalkit").glob("*.tsv")), bench.name
 
@@ -159,7 +159,7 @@ def test_a_benchmark_without_a_demo_fails_naming_it() -> None:
     """The check every folder passes cannot be skipped by leaving the demo out."""
 
     class NoDemo(Benchmark):
-        name = "nodemo"
+        info = Info(name="nodemo", title="NoDemo", citation="@misc{nodemo}")
         demo = None
 
     with pytest.raises(pytest.fail.Exception, match="'nodemo' declares no demo: add "

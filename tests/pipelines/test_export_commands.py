@@ -38,7 +38,7 @@ def _first_party_imports(path: Path) -> set[str]:
     return found
 
 
-ADAPTERS = [name for name in BENCHMARKS if benchmark(name).lmms_eval is not None]
+ADAPTERS = [name for name in BENCHMARKS if benchmark(name).exports.lmms_eval is not None]
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -46,7 +46,7 @@ def test_every_first_party_import_of_a_vendored_module_is_vendored(name: str) ->
     """Per benchmark folder: its hook module (copied into the task folder as ``utils.py``) and the
     modules its adapter vendors import nothing first-party the adapter does not list — so a
     benchmark's list is right on its own, not only thanks to another benchmark's."""
-    adapter = benchmark(name).lmms_eval
+    adapter = benchmark(name).exports.lmms_eval
     vendored = set(adapter.vendored)
     missing = {
         f"{module} imports {needed}"
@@ -61,7 +61,7 @@ def test_every_export_ships_every_benchmarks_vendored_modules() -> None:
     """Tasks of several exports run in one lmms-eval process, where the first ``_vendor/`` on the
     path wins: each export ships the union, sorted."""
     assert set(ADAPTERS) == {"proactivebench", "proready", "streamvibe"}
-    union = sorted({m for n in ADAPTERS for m in benchmark(n).lmms_eval.vendored})
+    union = sorted({m for n in ADAPTERS for m in benchmark(n).exports.lmms_eval.vendored})
     assert lmms_eval_vendored() == union
     assert {"core/media/images.py", "pipelines/streamvibe/scoring.py", "filtering/parsing.py"} <= set(union)
 

@@ -1,6 +1,7 @@
 """The Benchmark contract switches no check off by default: a benchmark that forgets its data-quality
-suites or what each source yielded stops with an error naming what is missing, instead of a gate
-with no expectation or a build that never checks for an empty source."""
+suites, its training split's suites or what each source yielded stops with an error naming what is
+missing, instead of a gate with no expectation or a build that never checks for an empty source; a
+benchmark switches its suites off only by saying so (``NO_SUITES``)."""
 
 from __future__ import annotations
 
@@ -8,29 +9,59 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common.benchmark import Benchmark
+from pipelines.common.assembly import release_suites
+from pipelines.common.benchmark import NO_SUITES, Benchmark, Info, Quality, Review
 from pipelines.registry import BENCHMARKS, benchmark
 
 
 class Forgetful(Benchmark):
-    name = "forgetful"
+    info = Info(name="forgetful", title="Forgetful", citation="@misc{forgetful}")
 
 
-@pytest.mark.parametrize("call, missing", [
-    (lambda b: b.suites(Path("r"), {}, {}), "defines no data-quality suites (suites)"),
-    (lambda b: b.training_suites(Path("r"), {}, {}), "without its suites (training_suites)"),
-    (lambda b: b.source_yield(None, {}), "does not say what each source yielded (source_yield)"),
-])
-def test_a_check_left_out_is_an_error_naming_it(call, missing: str) -> None:
+class Trained(Benchmark):
+    """Declares its evaluation suites (none, said explicitly) but not its training split's."""
+
+    info = Info(name="trained", title="Trained", citation="@misc{trained}")
+    quality = Quality(suites=NO_SUITES)
+
+
+def test_a_source_yield_left_out_is_an_error_naming_it() -> None:
     with pytest.raises(NotImplementedError) as err:
-        call(Forgetful())
-    assert str(err.value).startswith("forgetful ") and str(err.value).endswith(missing)
+        Forgetful().source_yield(None, {})
+    assert str(err.value) == "forgetful does not say what each source yielded (source_yield)"
+
+
+def test_suites_left_out_are_an_error_naming_them() -> None:
+    """No part gives suites by default: neither the benchmark (``quality``) nor the part."""
+    with pytest.raises(AttributeError, match="quality"):
+        release_suites(Forgetful(), Path("r"), {"counts": {}})
+    with pytest.raises(TypeError, match="suites"):
+        Quality()  # type: ignore[call-arg]
+
+
+def test_no_suites_is_said_and_a_training_split_needs_its_own() -> None:
+    assert release_suites(Trained(), Path("r"), {"counts": {}}) == []
+    with pytest.raises(NotImplementedError) as err:
+        release_suites(Trained(), Path("r"), {"counts": {}, "train": {}})
+    assert str(err.value) == ("trained publishes a training split without its suites "
+                              "(Quality.training_suites)")
+
+
+def test_a_review_says_whether_the_release_waits_for_it() -> None:
+    """``pending`` has no default: a review held beside the build says ``pending=None``."""
+    with pytest.raises(TypeError, match="pending"):
+        Review(rubrics=())  # type: ignore[call-arg]
+    assert not Forgetful().reviewed
+    assert benchmark("streamvibe").reviewed and benchmark("proready").reviewed
+    proactive = benchmark("proactivebench")
+    assert proactive.review is not None and proactive.review.rubrics and not proactive.reviewed
 
 
 def test_every_benchmark_says_what_its_checks_are() -> None:
-    """The three benchmarks define the hooks themselves; only a benchmark with a training split
-    defines its training suites."""
+    """The benchmarks declare their suites and source yields themselves; only a benchmark with a
+    training split declares its training suites."""
     for name in BENCHMARKS:
-        found = type(benchmark(name))
-        assert found.suites is not Benchmark.suites and found.source_yield is not Benchmark.source_yield
-        assert (found.training_suites is not Benchmark.training_suites) == bool(found.train_prefix), name
+        found = benchmark(name)
+        assert isinstance(found.quality, Quality) and found.quality.suites is not NO_SUITES, name
+        assert type(found).source_yield is not Benchmark.source_yield, name
+        assert (found.quality.training_suites is not None) == bool(found.train_prefix), name

@@ -10,18 +10,24 @@ from pathlib import Path
 import pytest
 
 from pipelines.common.assembly import split_facts
-from pipelines.common.benchmark import Benchmark, BuildContext
+from pipelines.common.benchmark import Benchmark, BuildContext, Info
 from pipelines.common.command_line import parse_args
 
 
 class WithTraining(Benchmark):
     """A benchmark that declares a training split (as StreamVibe does)."""
 
-    name = "with-training"
+    info = Info(name="with-training", title="WithTraining", citation="@misc{with-training}")
     splits = ("test", "train")
 
     def split_of(self, group: str) -> str:
         return "train" if group.startswith("train/") else self.split
+
+
+class OneSplit(Benchmark):
+    """A benchmark with its evaluation split only."""
+
+    info = Info(name="one-split", title="OneSplit", citation="@misc{one-split}")
 
 
 def _ctx(splits: tuple[str, ...]) -> BuildContext:
@@ -36,7 +42,7 @@ def test_split_option_only_where_a_benchmark_has_a_training_split(capsys):
         parse_args(WithTraining(), ["--raw-dir", "raw", "--split", "validation"])
     assert "invalid choice" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # once passed on to Beam, which ignored it
-        parse_args(Benchmark(), ["--raw-dir", "raw", "--split", "train"])
+        parse_args(OneSplit(), ["--raw-dir", "raw", "--split", "train"])
     assert exc.value.code == 2
     assert "unrecognized arguments: --split" in capsys.readouterr().err
 
@@ -51,4 +57,4 @@ def test_manifest_counts_each_split_apart():
         "split": ["test", "train"],
         "splits": {"test": {"groups": ["I", "R"], "inputs": 7, "kept": 4, "filtered": 1, "rejected": 2},
                    "train": {"groups": ["train/I"], "inputs": 5, "kept": 4, "filtered": 1, "rejected": 0}}}
-    assert Benchmark().split_of("anything") == "test"
+    assert OneSplit().split_of("anything") == "test"
