@@ -48,7 +48,11 @@ class BuildContext(Generic[P]):
     out_root: Path  # <out>/<benchmark>
     args: argparse.Namespace
     staging: Path = Path()
-    decisions: list[dict[str, Any]] | None = None  # review benchmarks: None = no decisions yet
+    # review benchmarks: the decision rows, for ``prepare`` alone — it derives what the build needs
+    # (approval states per candidate), and the driver then drops the rows: four or more per
+    # candidate, they would otherwise be held through the whole build (docs/scaling.md)
+    decisions: list[dict[str, Any]] | None = None
+    decision_rows: int | None = None  # how many decision rows the build read; None: none given
     # integrity violations standing in the decision log (None: decisions given as a file of rows)
     violations: list[dict[str, Any]] | None = None
     prepared: P = None  # type: ignore[assignment]  # set from Benchmark.prepare before any hook reads it
@@ -78,7 +82,7 @@ class BuildContext(Generic[P]):
     @property
     def pending(self) -> bool:
         """A review benchmark built without decisions stops at the pending-review state."""
-        return self.decisions is None
+        return self.decision_rows is None
 
     def source_root(self, path: str, title: str, hint: str, base: Path | None = None) -> str:
         """A benchmark's source directory: a URL as it is, else ``path`` under ``base`` (default

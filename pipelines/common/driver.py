@@ -105,12 +105,14 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         try:  # the head first: a log that changes while it is read no longer matches it
             provenance = decisions_provenance(args.decisions)
             ctx.decisions = read_decisions(args.decisions, benchmark.name)
+            ctx.decision_rows = len(ctx.decisions)
             ctx.violations = read_standing_violations(args.decisions, benchmark.name)
             if provenance["log_head"] and decisions_provenance(args.decisions) != provenance:
                 raise DecisionLogError(f"{args.decisions} was written to while it was read; build again")
         except DecisionLogError as exc:
             raise SystemExit(f"--decisions: {exc}") from None
     ctx.prepared = benchmark.prepare(ctx)
+    ctx.decisions = None  # prepare derived what the build needs from them (BuildContext)
     with staging_dir(ctx.out_root, ctx.version) as staging:
         ctx.staging = staging
         print(f"[benchforge] {benchmark.describe(ctx)}", file=sys.stderr)

@@ -197,13 +197,13 @@ class ProReady(Benchmark):
         g = ctx.prepared.generation
         also = "".join(f" + {name}" for name, _ in ctx.prepared.datasets)
         return (f"building {self.name} {ctx.version} from {ctx.prepared.root}{also} ({g.method} questions, "
-                f"{g.evidence} windows, {'with' if ctx.decisions is not None else 'no'} review "
+                f"{g.evidence} windows, {'no' if ctx.pending else 'with'} review "
                 "decisions)")
 
     def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
         st: Prepared = ctx.prepared
         build_pipeline(p, st.sources, PipelineConfig(
-            staging=str(ctx.staging), generation=st.generation, review=ctx.decisions is not None,
+            staging=str(ctx.staging), generation=st.generation, review=not ctx.pending,
             decisions=st.decisions, corrections=st.corrections,
             corrections_file=ctx.args.corrections.name if ctx.args.corrections else "",
             panel_size=ctx.panel_size, violations=st.violations_by_sample))

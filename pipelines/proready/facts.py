@@ -55,7 +55,7 @@ def dataset_facts(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     released = by_dataset(rows(staging / "data")) if (staging / "data").is_dir() else {}
     reviewed: list[dict[str, Any]] = rows(staging / "filtered") if (staging / "filtered").is_dir() else []
     pending = CANDIDATES.path(staging)
-    if ctx.decisions is None and pending.is_file():
+    if ctx.pending and pending.is_file():
         reviewed += json.loads(pending.read_text())
     candidates = by_dataset(reviewed)
     for name, counts in released.items():

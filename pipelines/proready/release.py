@@ -89,7 +89,7 @@ def finalize(ctx: BuildContext[Prepared]) -> Finalized:
             "windows": windows,
             "review": {"rubric": RUBRIC, "round": ctx.review_round(BENCHMARK),
                        "panel_size": ctx.panel_size, "states": review_states,
-                       "decisions": len(ctx.decisions or []),
+                       "decisions": ctx.decision_rows or 0,
                        "corrections": ctx.prepared.n_corrections,
                        **review_violations(ctx.violations)},
             "qc": qc,

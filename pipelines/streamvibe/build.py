@@ -237,7 +237,7 @@ class StreamVibe(Benchmark):
     def describe(self, ctx: BuildContext[Prepared]) -> str:
         return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.prepared.root} "
                 f"(generator {ctx.config.get('generator', 'rule')}, "
-                f"{'with' if ctx.decisions is not None else 'no'} review decisions)")
+                f"{'no' if ctx.pending else 'with'} review decisions)")
 
     def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
         cfg, st = ctx.config, ctx.prepared
