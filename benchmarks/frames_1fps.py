@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_VIDEOS = ("vtest.avi", "tree.avi", "bikes.mp4", "carphone_distorted.mp4")
 sys.path.insert(0, str(ROOT))
 
-from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video  # noqa: E402
+from core.media.probe import probe_video  # noqa: E402
+from core.media.video import STREAM_MAX_SIDE, causal_frames  # noqa: E402
 
 
 def _cpu(children: bool) -> float:

@@ -184,7 +184,7 @@ def lengthen_manifest(root: Path, minutes: float) -> dict[str, float]:
     length (what the long video really shows). Returns video id → new length in seconds."""
     import math
 
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
 
     doc = yaml.safe_load((root / "manifest.yaml").read_text(encoding="utf-8"))
     lengths: dict[str, float] = {}

@@ -189,7 +189,8 @@ def floor(videos: list[Path], benchmark: str, copies: bool = True) -> tuple[floa
     """(decode seconds, review-copy seconds, decoded minutes): decode each video once as the
     build must, and make its browser copy (module doc; not with ``copies`` False), one process."""
     from core.media.browser import transcode_for_browser
-    from core.media.video import STREAM_MAX_SIDE, causal_frames, probe_video
+    from core.media.probe import probe_video
+    from core.media.video import STREAM_MAX_SIDE, causal_frames
 
     minutes = decode_s = review_s = 0.0
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:

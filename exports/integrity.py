@@ -230,7 +230,7 @@ def _check_file(release: Path, rel: str, proven: Collection[str],
                 outcomes: Outcomes | None = None) -> MediaCheck:
     """The media check of one listed file (a Parquet file's embedded images, or an image or
     video file); a file that cannot be read is a finding, not a crash."""
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
 
     found = MediaCheck()
     path = release / rel

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from core.errors import BadInput
-from core.media.video import VideoInfo, _iter_grabbed, _open, probe_video
+from core.media.probe import VideoInfo, grabbed_frames, open_video, probe_video
 
 __all__ = ["BrowserCopy", "browser_copies", "transcode_for_browser"]
 
@@ -131,12 +131,12 @@ def _opencv_cfr_webm(src: str | os.PathLike[str], out: Path, info: VideoInfo, sr
     writer = cv2.VideoWriter(str(out), cv2.VideoWriter_fourcc(*"VP80"), fps, (info.width, info.height))
     if not writer.isOpened():
         raise RuntimeError("this OpenCV build cannot write VP8 webm")
-    cap = _open(src, srcs)
+    cap = open_video(src, srcs)
     n_out = max(1, int(round(info.duration_s * fps)))
     written = 0
     held: np.ndarray | None = None
     try:
-        for _, pts in _iter_grabbed(cap, info.fps):
+        for _, pts in grabbed_frames(cap, info.fps):
             ok, bgr = cap.retrieve()
             if not ok:
                 break

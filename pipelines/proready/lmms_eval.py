@@ -48,5 +48,5 @@ def tasks(release: Release, *, content_judge: str = "none", video_root: Path | N
 ADAPTER = LmmsEvalAdapter(
     tasks=tasks, utils=Path(__file__).with_name("lmms_eval_utils.py"),
     options=("content_judge", "video_root"),
-    vendored=("pipelines/proready/ars.py", "core/errors.py", "core/media/video.py",
+    vendored=("pipelines/proready/ars.py", "core/errors.py", "core/media/probe.py", "core/media/video.py",
               "core/media/images.py"))

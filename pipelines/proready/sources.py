@@ -18,7 +18,7 @@ The manifest is ``manifest.yaml`` (``videos:`` list) or JSONL (one video per lin
 source root. Bad input becomes a :class:`~core.errors.BadInput` naming the file and
 the field (``annotations.actions[3].end``): an unreadable video, an annotation that ends past the
 video's real (decodable) end, an inverted span, a duplicate id. A video's annotations are checked
-against :func:`core.media.video.probe_video`'s real duration, never the header's.
+against :func:`core.media.probe.probe_video`'s real duration, never the header's.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 from apache_beam.io.filesystems import FileSystems
 
 from core.errors import BadInput, Rejection
-from core.media.video import VideoInfo, probe_video, reject_truncated
+from core.media.probe import VideoInfo, probe_video, reject_truncated
 from core.text import json_value, utf8_lines, utf8_text, yaml_value
 from pipelines.common.sources import ItemRef, ReaderConfig, SourceItem, SourceReader, safe_relative
 from schemas.proready import TASK_TYPES

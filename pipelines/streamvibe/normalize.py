@@ -11,7 +11,7 @@ frames and user turns available by t" (App. B.2). Two consequences:
   quality suite checks).
 
 Undecodable, empty, missing or truncated files (the decoded timeline ends well before the
-header's promise: :func:`core.media.video.reject_truncated`) raise :class:`BadInput` (the pairs of
+header's promise: :func:`core.media.probe.reject_truncated`) raise :class:`BadInput` (the pairs of
 that video are rejected with the reason). Frames go through the sampler's one resize rule (longest side
 capped at ``max_side``) and one JPEG rule, so the same file gives the same bytes on every worker
 (design.md §Conventions) and the same frames the ProReady-QA evidence check and the Gemini
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from core.blobs import BlobRef
 from core.errors import BadInput
 from core.files import sha256_hex
-from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes, reject_truncated
+from core.media.probe import reject_truncated
+from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
 
 
 @dataclass(frozen=True)

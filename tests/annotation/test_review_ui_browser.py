@@ -33,7 +33,7 @@ from annotation.projects import Candidate
 from annotation.pull import pull
 from annotation.rubrics import DECISION_HOTKEYS, DECISION_LABELS
 from annotation.server import Member, ReviewerCredentials, reviewer_file_path
-from core.media.video import probe_video
+from core.media.probe import probe_video
 from pipelines.proready.review import review_candidate, review_media
 from pipelines.proready.rubric import PROREADY
 from pipelines.streamvibe import review as sv_review

@@ -58,7 +58,7 @@ def test_three_replicas_triple_every_outcome_of_every_replicated_layout(demo: Pa
 
 
 def test_unique_bytes_copies_differ_in_bytes_not_in_frames(demo: Path, tmp_path: Path) -> None:
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
 
     replicate(demo, tmp_path / "u2", "streamvibe", 2, unique_bytes=True)
     dst = tmp_path / "u2" / "streamvibe"
@@ -82,7 +82,7 @@ def test_long_videos_repeat_the_clip_and_its_annotations(tmp_path: Path) -> None
     real frames whose annotations repeat every clip length."""
     import yaml
 
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
     from pipelines.proready import demo as proready_demo
 
     proready_demo.make_corpus(tmp_path / "raw")

@@ -227,7 +227,7 @@ def undecoded_mapper(dataset: Any, tolerance: float) -> Any:
     its annotated end. So the mapping, the span checks against that end and the template
     generator run on every listed video of every case without decoding one; a video's decoded
     end is the business of the cases that cut videos short (``TRUNCATED``)."""
-    from core.media.video import VideoInfo
+    from core.media.probe import VideoInfo
     from pipelines.proready.native import NativeReader
 
     class Undecoded(NativeReader):

@@ -248,7 +248,7 @@ def test_a_video_cut_short_is_rejected_at_load(name: str, rel: str, frac: float,
     """Rejected naming the video, within :data:`CASE_SECONDS` — or kept only when what the cut
     lost of the decoded timeline is within the documented tolerance (``reject_truncated``: the
     last second of a 79.5 s AVI)."""
-    from core.media.video import TRUNCATION_TOLERANCE_S, probe_video
+    from core.media.probe import TRUNCATION_TOLERANCE_S, probe_video
 
     def cut(root: Path, _pools: list[list[str]]) -> fuzz.Mutation:
         data = (root / rel).read_bytes()

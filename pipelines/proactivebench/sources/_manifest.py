@@ -22,7 +22,8 @@ from typing import Any
 
 from core.errors import BadInput, Rejection
 from core.files import sha256_hex
-from core.media.video import causal_frames_bytes, reject_truncated
+from core.media.probe import reject_truncated
+from core.media.video import causal_frames_bytes
 from core.text import json_value, utf8_lines
 from pipelines.common.sources import Frame, ItemRef, SourceItem, SourceReader, safe_relative
 

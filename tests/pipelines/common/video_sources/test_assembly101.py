@@ -129,7 +129,7 @@ def test_the_demo_layout_is_the_same_bytes_on_every_run(demo: Path, videos: Path
 
 
 def test_a_download_shorter_than_its_annotations_is_caught_once_decoded(demo: Path) -> None:
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
     from pipelines.streamvibe.planner import native_past_end, native_record
 
     videos, _f, _bad = listed(Assembly101(str(demo)))

@@ -117,7 +117,7 @@ def test_the_demo_layout_is_the_same_bytes_on_every_run(demo: Path, videos: Path
 
 
 def test_the_rendered_recordings_are_screen_videos_as_logged(demo: Path) -> None:
-    from core.media.video import probe_video
+    from core.media.probe import probe_video
 
     notes = probe_video(demo / f"data/Notes/{NOTES}/video/video.mp4")
     calc = probe_video(demo / f"data/Calculator/{CALC}/video/video.mp4")
