@@ -49,7 +49,7 @@ def assemble_manifest(benchmark: Benchmark, ctx: BuildContext, stages: dict[str,
         "benchmark": benchmark.name,
         "version": ctx.version,
         "versioning": SEMVER_HELP,
-        "schema": {"record": benchmark.schema.name, "version": benchmark.schema.version},
+        "schema": {"record": benchmark.build.schema.name, "version": benchmark.build.schema.version},
         "code_version": code_version(),
         "citation": benchmark.info.citation,  # what croissant.json cites (exports/croissant.py)
         "config_sha256": config_hash(ctx.config),
@@ -70,10 +70,10 @@ def split_facts(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dict[
     """``split`` of a one-split release; a release with several splits lists them and counts
     each apart (its groups, and inputs / kept / filtered / rejected summed over them)."""
     if len(ctx.splits) == 1:
-        return {"split": benchmark.split}
+        return {"split": benchmark.build.split}
     per: dict[str, Any] = {}
     for split in ctx.splits:
-        groups = {g: c for g, c in counts.items() if benchmark.split_of(g) == split}
+        groups = {g: c for g, c in counts.items() if benchmark.build.split_of(g) == split}
         per[split] = {"groups": sorted(groups),
                       **{k: sum(c[k] for c in groups.values())
                          for k in ("inputs", "kept", "filtered", "rejected")}}
@@ -104,7 +104,8 @@ def release_suites(benchmark: Benchmark, release: Path, manifest: dict[str, Any]
     Why a release with a training split and no ``training_suites`` stops here: its training rows
     would otherwise be published with no expectation checked."""
     quality, counts = benchmark.quality, manifest["counts"]
-    test = {g: c for g, c in counts.items() if benchmark.split_of(g) == benchmark.split}
+    build = benchmark.build
+    test = {g: c for g, c in counts.items() if build.split_of(g) == build.split}
     out = quality.suites(release, test, manifest)
     if "train" not in manifest:
         return out

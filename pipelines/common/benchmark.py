@@ -3,23 +3,26 @@
 Why this shape: three benchmarks were first built as three drivers, and every shared mechanism
 (config loading, staging, the ``inputs = kept + filtered + rejected`` check, manifest, publish,
 the pending-review state, the summary) drifted apart in their copies. Like a TFDS builder, a
-benchmark now says only what is its own — its options, its sources, its Beam steps and manifest
-facts as methods, and what it is as a few typed parts (:class:`Info`, :class:`Quality`,
-:class:`Review`, :class:`Exports`, :class:`Demo`) — and :func:`pipelines.common.driver.run` does
-the rest, the same way for every benchmark. Adding a fourth benchmark is a new folder with one
-:class:`Benchmark`.
+benchmark now says only what is its own, as a few typed parts — what it is (:class:`Info`), what
+it reads and from where (:class:`Sources`), its records and Beam steps (:class:`Build`), the
+suites its releases must pass (:class:`Quality`), its demo (:class:`Demo`), and optionally how
+people review it (:class:`Review`) and its exports (:class:`Exports`) — and
+:func:`pipelines.common.driver.run` does the rest, the same way for every benchmark. Adding a
+fourth benchmark is a new folder with one :class:`Benchmark`.
 
 Why parts rather than loose class attributes and hooks: among many loose ones, each with a
 default, a benchmark that forgot one got a default that quietly did less, and what belongs
-together (a reviewed flag, its rubric and its pending-review state) could disagree. A part
-groups what belongs together, and a benchmark switches a check off only by saying so
-(:data:`NO_SUITES`, ``Review(pending=None)``).
+together (a reviewed flag, its rubric and its pending-review state; a training split and its
+counts groups) could disagree. A part groups what belongs together, and a benchmark switches a
+check off only by saying so (:data:`NO_SUITES`, ``Review(pending=None)``, a ``source_yield``
+that returns ``{}``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +40,11 @@ P = TypeVar("P")
 
 @dataclass
 class BuildContext(Generic[P]):
-    """Everything a benchmark's hooks may read; ``prepared`` holds what :meth:`Benchmark.prepare`
-    resolved (readers, source roots, model settings) for the later hooks: a dataclass of the
-    benchmark's own (``BuildContext[Prepared]`` in its hooks), so a misspelt fact is an
-    AttributeError naming it, and what a benchmark resolves is listed in one place."""
+    """Everything a benchmark's parts may read; ``prepared`` holds what :meth:`Sources.prepare`
+    resolved (readers, source roots, model settings) for the later steps: a dataclass of the
+    benchmark's own (``BuildContext[Prepared]`` in its :class:`Sources` and :class:`Build`), so a
+    misspelt fact is an AttributeError naming it, and what a benchmark resolves is listed in one
+    place."""
 
     config: dict[str, Any]
     config_path: Path
@@ -48,14 +52,14 @@ class BuildContext(Generic[P]):
     out_root: Path  # <out>/<benchmark>
     args: argparse.Namespace
     staging: Path = Path()
-    # review benchmarks: the decision rows, for ``prepare`` alone — it derives what the build needs
+    # review benchmarks: the decision rows, for ``Sources.prepare`` alone — it derives what the build needs
     # (approval states per candidate), and the driver then drops the rows: four or more per
     # candidate, they would otherwise be held through the whole build (docs/scaling.md)
     decisions: list[dict[str, Any]] | None = None
     decision_rows: int | None = None  # how many decision rows the build read; None: none given
     # integrity violations standing in the decision log (None: decisions given as a file of rows)
     violations: list[dict[str, Any]] | None = None
-    prepared: P = None  # type: ignore[assignment]  # set from Benchmark.prepare before any hook reads it
+    prepared: P = None  # type: ignore[assignment]  # set from Sources.prepare before any step reads it
     # the splits this build publishes: the evaluation split, plus the one ``--split`` asked for
     splits: tuple[str, ...] = ("test",)
     skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # unreadable sources left out
@@ -300,29 +304,61 @@ class Exports:
     commands: tuple[ExportCommand, ...] = ()  # ``benchforge export`` commands of its own
 
 
-class Benchmark:
-    """Base class of a benchmark; see the module doc.
+class Sources(ABC, Generic[P]):
+    """What a benchmark reads and from where: its command-line options, its config's checks, the
+    config it builds by default, the readers and roots it resolves before the pipeline, and what
+    each source yielded after it.
 
-    A benchmark declares typed parts: ``info`` (:class:`Info`: name, title, citation, card text,
-    licence keys), ``quality`` (:class:`Quality`: the suites its releases must pass), ``demo``
-    (:class:`Demo`), and optionally ``review`` (:class:`Review`: rubrics, and the pending-review
-    state and corrections of a release that waits for approvals) and ``exports``
-    (:class:`Exports`). ``info``, ``quality`` and ``demo`` have no default: one left out is an
-    error, never a check silently skipped. Its sources and Beam steps are the methods the driver
-    calls in order: ``add_arguments`` → ``check_config`` → ``prepare`` → ``pipeline`` →
-    ``after_pipeline`` → (``review.pending`` | ``finalize`` → ``quality``)."""
+    Why a part of its own: everything that can stop a build because of its inputs (a missing
+    root, an unreadable manifest, a source that yields nothing) is said here, before and after
+    the Beam steps of :class:`Build`, and none of it is needed to know what a release holds.
+    ``prepare`` and ``source_yield`` have no default; a benchmark whose sources cannot be told
+    apart says so by returning ``{}`` from ``source_yield`` itself. The methods that name the
+    benchmark in a message are given its :class:`Info`: a part holds no reference to the
+    benchmark it belongs to."""
 
-    info: Info
-    quality: Quality
-    review: Review | None = None  # None: no human review, no rubric
-    exports: Exports = Exports()
-    schema: RecordSchema
-    filtered_schema: RecordSchema
+    default_config: Path = Path()  # the config ``--config`` defaults to
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
+        reviewed benchmarks, --decisions)."""
+
+    def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
+        """Validate (and normalise) the config; raise SystemExit naming the file and key."""
+        return config
+
+    @abstractmethod
+    def prepare(self, ctx: BuildContext[P], info: Info) -> P:
+        """Resolve sources and settings, returned as the benchmark's own dataclass (the driver
+        keeps it as ``ctx.prepared``); raise SystemExit with a hint that
+        names what the user types (make variable or CLI flag) when a source is missing."""
+
+    @abstractmethod
+    def source_yield(self, ctx: BuildContext[P], counts: dict[str, dict[str, int]], info: Info
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        """Per configured source: the path it was read from, the samples (or review candidates)
+        it yielded, and its counts groups. A source that yields none stops the build with that
+        path (a root one folder too high lists nothing), unless ``--allow-empty-sources``.
+
+        No default: a benchmark that left it out would silently skip that check."""
+
+
+class Build(ABC, Generic[P]):
+    """A benchmark's records and Beam steps: the record types it writes, its splits and counts
+    groups, the pipeline, and its part of the release (:class:`Finalized`).
+
+    Why a part of its own: what a release holds and how its rows are counted is read by the
+    driver, the checks, the manifest and the gate alike, and declared together it cannot
+    disagree with itself (a training split without its prefix, a counts group without its
+    folder). ``pipeline`` and ``finalize`` have no default; the rest default to one evaluation
+    split whose groups keep their rows under ``data/<group>``."""
+
+    schema: RecordSchema  # the released record
+    filtered_schema: RecordSchema  # the record of ``filtered/`` (a filtered input and why)
     split: str = "test"  # the evaluation split: every release holds it
     # every split a build can publish; with more than one the driver offers --split (a training
     # split is always published together with the evaluation split it is held out from)
     splits: tuple[str, ...] = ("test",)
-    default_config: Path = Path()
     # a training split's counts groups start with this prefix (e.g. ``train/coco``)
     train_prefix: str = ""
     # outcome folders (``filtered``, ``filtered_inputs``, ``rejected``) the driver gives each
@@ -331,9 +367,72 @@ class Benchmark:
     # the modules holding the pipeline's steps, which local worker processes import before the
     # pipeline starts (pipelines/common/warm_workers.py)
     worker_modules: tuple[str, ...] = ()
+
+    def groups(self, ctx: BuildContext[P]) -> list[str]:
+        """The counts groups every manifest lists, even with no inputs."""
+        return []
+
+    def split_of(self, group: str) -> str:
+        """The split a counts group belongs to: a release with several splits counts each apart
+        (manifest ``splits``)."""
+        if self.train_prefix and group.startswith(self.train_prefix):
+            return self.splits[-1]
+        return self.split
+
+    def data_prefix(self, group: str) -> str | None:
+        """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""
+        return f"data/{group}"
+
+    def describe(self, ctx: BuildContext[P]) -> str:
+        """What the line printed when the build starts says after ``building <name> <version>``:
+        where it reads from, and how (the driver names the benchmark, so no part needs to)."""
+        return f"from {ctx.raw_dir}"
+
+    @abstractmethod
+    def pipeline(self, p: beam.Pipeline, ctx: BuildContext[P]) -> None:
+        """Add the Beam steps; they write under ``ctx.staging`` with
+        an :class:`pipelines.common.outcomes.Outcomes` bundle (kept, filtered, rejected: counted
+        and written the same way for every benchmark)."""
+
+    def after_pipeline(self, ctx: BuildContext[P]) -> None:
+        """Bookkeeping that must happen whether the build stops at review or releases (e.g. the
+        ledger of candidate versions)."""
+
+    @abstractmethod
+    def finalize(self, ctx: BuildContext[P], counts: dict[str, dict[str, int]],
+                 files: list[dict[str, Any]]) -> Finalized:
+        """Manifest facts, checks (raise ReleaseError to stop the publish), reports written
+        into ``ctx.staging / "reports"`` (it exists), card text. A reviewed benchmark is only
+        called when a sample of its evaluation split was approved."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Benchmark(Generic[P]):
+    """A benchmark: a set of typed parts; see the module doc.
+
+    ``info`` (:class:`Info`: name, title, citation, card text, licence keys), ``sources``
+    (:class:`Sources`: options, config checks, the readers ``prepare`` resolves, what each
+    source yielded), ``build`` (:class:`Build`: records, splits, counts groups, Beam steps, its
+    part of the release), ``quality`` (:class:`Quality`: the suites its releases must pass),
+    ``demo`` (:class:`Demo`), and optionally ``review`` (:class:`Review`: rubrics, and the
+    pending-review state and corrections of a release that waits for approvals) and ``exports``
+    (:class:`Exports`). Only ``review`` and ``exports`` have a default: a part left out is an
+    error when the benchmark is declared, never a check silently skipped. The driver calls, in
+    order: ``sources.add_arguments`` → ``sources.check_config`` → ``sources.prepare`` →
+    ``build.pipeline`` → ``build.after_pipeline`` → ``sources.source_yield`` →
+    (``review.pending`` | ``build.finalize`` → ``quality``). ``sources`` and ``build`` share the
+    type of what ``prepare`` resolves (``P``), so a part that reads another's ``ctx.prepared``
+    is checked against it."""
+
+    info: Info
+    sources: Sources[P]
+    build: Build[P]
+    quality: Quality
     # how its demo release is made; no default: every benchmark says it, and the conformance test
     # fails one whose demo is None (a benchmark no demo builds is one no test checks end to end)
     demo: Demo | None
+    review: Review | None = None  # None: no human review, no rubric
+    exports: Exports = Exports()
 
     @property
     def name(self) -> str:
@@ -346,65 +445,6 @@ class Benchmark:
         What the driver, the CLI and the checks ask; a review held beside the build (rubrics
         only) does not make a benchmark reviewed."""
         return self.review is not None and self.review.gates_release
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Options of this benchmark only (the driver adds --config, --raw-dir, --out and, for
-        reviewed benchmarks, --decisions)."""
-
-    def check_config(self, config: dict[str, Any], path: Path) -> dict[str, Any]:
-        """Validate (and normalise) the config; raise SystemExit naming the file and key."""
-        return config
-
-    def prepare(self, ctx: BuildContext) -> Any:
-        """Resolve sources and settings, returned as the benchmark's own dataclass (the driver
-        keeps it as ``ctx.prepared``); raise SystemExit with a hint that
-        names what the user types (make variable or CLI flag) when a source is missing."""
-
-    def groups(self, ctx: BuildContext) -> list[str]:
-        """The counts groups every manifest lists, even with no inputs."""
-        return []
-
-    def split_of(self, group: str) -> str:
-        """The split a counts group belongs to: a release with several splits counts each apart
-        (manifest ``splits``)."""
-        if self.train_prefix and group.startswith(self.train_prefix):
-            return self.splits[-1]
-        return self.split
-
-    def source_yield(self, ctx: BuildContext, counts: dict[str, dict[str, int]]
-                     ) -> dict[str, tuple[str, int, list[str]]]:
-        """Per configured source: the path it was read from, the samples (or review candidates)
-        it yielded, and its counts groups. A source that yields none stops the build with that
-        path (a root one folder too high lists nothing), unless ``--allow-empty-sources``.
-
-        No default: a benchmark that left it out would silently skip that check. One whose
-        sources cannot be told apart says so by returning ``{}`` itself."""
-        raise NotImplementedError(f"{self.name} does not say what each source yielded (source_yield)")
-
-    def data_prefix(self, group: str) -> str | None:
-        """Folder (prefix) of the release holding a group's kept rows; None: no rows of its own."""
-        return f"data/{group}"
-
-    def describe(self, ctx: BuildContext) -> str:
-        """One line printed when the build starts."""
-        return f"building {self.name} {ctx.version} from {ctx.raw_dir}"
-
-    def pipeline(self, p: beam.Pipeline, ctx: BuildContext) -> None:
-        """Add the Beam steps; they write under ``ctx.staging`` with
-        an :class:`pipelines.common.outcomes.Outcomes` bundle (kept, filtered, rejected: counted
-        and written the same way for every benchmark)."""
-        raise NotImplementedError
-
-    def after_pipeline(self, ctx: BuildContext) -> None:
-        """Bookkeeping that must happen whether the build stops at review or releases (e.g. the
-        ledger of candidate versions)."""
-
-    def finalize(self, ctx: BuildContext, counts: dict[str, dict[str, int]],
-                 files: list[dict[str, Any]]) -> Finalized:
-        """Manifest facts, checks (raise ReleaseError to stop the publish), reports written
-        into ``ctx.staging / "reports"`` (it exists), card text. A reviewed benchmark is only
-        called when a sample of its evaluation split was approved."""
-        raise NotImplementedError
 
 
 def review_violations(violations: list[dict[str, Any]] | None) -> dict[str, Any]:

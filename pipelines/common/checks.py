@@ -58,7 +58,8 @@ def check_sources_yield(benchmark: Benchmark, ctx: BuildContext, counts: dict[st
     one folder too high lists nothing, and a published empty release hides that), or — with
     ``--allow-empty-sources`` — warnings for the manifest and the card."""
     empty = []
-    for name, (path, samples, groups) in sorted(benchmark.source_yield(ctx, counts).items()):
+    yielded = benchmark.sources.source_yield(ctx, counts, benchmark.info)
+    for name, (path, samples, groups) in sorted(yielded.items()):
         if samples:
             continue
         c = {k: sum(counts.get(g, {}).get(k, 0) for g in groups) for k in ("inputs", "filtered", "rejected")}
@@ -90,7 +91,7 @@ def check_rows(benchmark: Benchmark, counts: dict[str, dict[str, int]], files: l
                ) -> None:
     mismatch = {}
     for group, c in counts.items():
-        prefix = benchmark.data_prefix(group)
+        prefix = benchmark.build.data_prefix(group)
         if prefix is None:
             continue
         rows = sum(f["rows"] for f in files if f["path"].startswith(prefix.rstrip("/") + "/"))
@@ -104,8 +105,9 @@ def check_approved(benchmark: Benchmark, counts: dict[str, dict[str, int]]) -> N
     """A reviewed release needs at least one approved row in its evaluation split."""
     if not benchmark.reviewed:
         return
+    build = benchmark.build
     released = sum(c["kept"] for g, c in counts.items()
-                   if benchmark.split_of(g) == benchmark.split and benchmark.data_prefix(g) is not None)
+                   if build.split_of(g) == build.split and build.data_prefix(g) is not None)
     if not released:
         raise ReleaseError(f"no {benchmark.info.unit} is approved by all reviewers on its current version: "
                            "nothing to release (see the review states in the decision log)")
@@ -113,4 +115,5 @@ def check_approved(benchmark: Benchmark, counts: dict[str, dict[str, int]]) -> N
 
 def outcome_schemas(benchmark: Benchmark) -> dict[str, Any]:
     """Each outcome folder of a release and the record its rows hold."""
-    return {"filtered": benchmark.filtered_schema, "rejected": REJECTION, FILTERED_INPUTS: FILTERED_INPUT}
+    return {"filtered": benchmark.build.filtered_schema, "rejected": REJECTION,
+            FILTERED_INPUTS: FILTERED_INPUT}

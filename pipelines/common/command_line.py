@@ -42,9 +42,9 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
         prog=f"benchforge build {benchmark.name}",
         description=f"Build a {benchmark.info.title} release (unknown options go to Apache Beam, "
                     "e.g. --runner=DataflowRunner, --direct_num_workers=2).")
-    parser.add_argument("--config", type=Path, default=benchmark.default_config,
+    parser.add_argument("--config", type=Path, default=benchmark.sources.default_config,
                         help="the build config YAML: version, seed, sources, filters (default: "
-                             f"{shown(benchmark.default_config)})")
+                             f"{shown(benchmark.sources.default_config)})")
     parser.add_argument("--raw-dir", type=Path, required=True, help="root of the source datasets")
     parser.add_argument("--out", type=Path, default=Path("out"),
                         help=f"output root: the release goes to <out>/{benchmark.name}/<version>/ "
@@ -69,12 +69,13 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
                  "verified and its head recorded), or a JSONL / Parquet file of REVIEW_DECISION rows "
                  "(recorded as an import: the card names it and its sha256); without it the build "
                  "stops at the pending-review state")
-    if len(benchmark.splits) > 1:
+    build = benchmark.build
+    if len(build.splits) > 1:
         parser.add_argument(
-            "--split", choices=benchmark.splits, default=benchmark.split,
-            help=f"{benchmark.split} (default): the evaluation release; another split is published "
-                 f"together with the {benchmark.split} split it is held out from")
-    benchmark.add_arguments(parser)
+            "--split", choices=build.splits, default=build.split,
+            help=f"{build.split} (default): the evaluation release; another split is published "
+                 f"together with the {build.split} split it is held out from")
+    benchmark.sources.add_arguments(parser)
     return parser
 
 

@@ -88,10 +88,11 @@ from pipelines.common.pending import print_pending, write_pending
 def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
     """Build ``benchmark``; return the release (or the pending-review state) folder."""
     args, beam_args = parse_args(benchmark, argv)
-    config = benchmark.check_config(load_config(args.config), args.config)
-    asked = getattr(args, "split", benchmark.split)
+    sources, build = benchmark.sources, benchmark.build
+    config = sources.check_config(load_config(args.config), args.config)
+    asked = getattr(args, "split", build.split)
     ctx = BuildContext(config, args.config, args.raw_dir, args.out.resolve() / benchmark.name, args,
-                       splits=tuple(dict.fromkeys((benchmark.split, asked))),
+                       splits=tuple(dict.fromkeys((build.split, asked))),
                        workers=local_workers(beam_args))
     provenance: dict[str, Any] | None = None  # the decisions' log head / imported file, for the manifest
     if benchmark.reviewed and args.decisions is not None:
@@ -111,21 +112,21 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
                 raise DecisionLogError(f"{args.decisions} was written to while it was read; build again")
         except DecisionLogError as exc:
             raise SystemExit(f"--decisions: {exc}") from None
-    ctx.prepared = benchmark.prepare(ctx)
+    ctx.prepared = sources.prepare(ctx, benchmark.info)
     ctx.decisions = None  # prepare derived what the build needs from them (BuildContext)
     with staging_dir(ctx.out_root, ctx.version) as staging:
         ctx.staging = staging
-        print(f"[benchforge] {benchmark.describe(ctx)}", file=sys.stderr)
+        print(f"[benchforge] building {benchmark.name} {ctx.version} {build.describe(ctx)}", file=sys.stderr)
         if runs_elsewhere(beam_args):  # this process only waits: load what the gate needs
             import_in_background()
-        run_pipeline(lambda p: benchmark.pipeline(p, ctx), beam_args, staging / "_build" / "progress",
-                     benchmark.worker_modules)
-        benchmark.after_pipeline(ctx)
+        run_pipeline(lambda p: build.pipeline(p, ctx), beam_args, staging / "_build" / "progress",
+                     build.worker_modules)
+        build.after_pipeline(ctx)
         for split in ctx.splits[1:]:  # "nothing filtered / rejected" visible, as at the root
-            for folder in benchmark.train_outcome_folders:
+            for folder in build.train_outcome_folders:
                 write_empty_shards(staging, [f"{folder}/{split}"], outcome_schemas(benchmark)[folder], folder)
         stages = read_stages(staging)
-        counts = count_groups(stages, benchmark.groups(ctx), pending=ctx.pending and benchmark.reviewed)
+        counts = count_groups(stages, build.groups(ctx), pending=ctx.pending and benchmark.reviewed)
         check_balance(counts)
         empty = check_sources_yield(benchmark, ctx, counts, staging)
         if benchmark.reviewed and ctx.pending:
@@ -139,7 +140,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         check_rows(benchmark, counts, files)
         check_approved(benchmark, counts)
         (staging / "reports").mkdir(exist_ok=True)
-        fin = benchmark.finalize(ctx, counts, files)
+        fin = build.finalize(ctx, counts, files)
         if provenance is not None:  # which log head (or imported file) the review states came from
             from annotation.decision_log import provenance_lines
 
@@ -147,7 +148,7 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
             fin.card_sections = [*fin.card_sections, "", "## Review decisions", "",
                                  *provenance_lines(provenance)]
         final = ctx.out_root / ctx.version
-        declared = benchmark.groups(ctx)
+        declared = build.groups(ctx)
         card_counts = {g: c for g, c in counts.items() if not declared or g in declared}
         plot_counts(card_counts, staging / "reports" / "counts.png",
                     f"{benchmark.info.title} {ctx.version}: where every input went")
@@ -165,8 +166,8 @@ def run(benchmark: Benchmark, argv: list[str] | None = None) -> Path:
         def write_card(warnings: list[str]) -> None:
             (staging / "README.md").write_text(render_card(
                 title=info.title, summary=info.summary,
-                manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=benchmark.split,
-                schema=benchmark.schema, warnings=warnings, usage=info.usage,
+                manifest=dict(manifest, counts=card_counts), groups=fin.configs, split=build.split,
+                schema=build.schema, warnings=warnings, usage=info.usage,
                 files=files_for_card, example=info.example_config,
                 extra_configs=fin.extra_configs,
                 sections=fin.card_sections + (card_lines(previous.name, ctx.version) if previous else []),

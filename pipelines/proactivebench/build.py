@@ -19,6 +19,7 @@ from typing import Any
 
 from pipelines.common.benchmark import (
     Benchmark,
+    Build,
     BuildContext,
     ExportCommand,
     Exports,
@@ -26,6 +27,7 @@ from pipelines.common.benchmark import (
     Info,
     Quality,
     Review,
+    Sources,
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.sources import preflight
@@ -66,45 +68,34 @@ def _training_suites(release: Path, train: dict[str, Any], counts: dict[str, dic
     return training_suites(release, train, counts)
 
 
-class ProactiveBench(Benchmark):
-    info = Info(
-        name="proactivebench",
-        title="ProactiveBench",
-        citation=folder_citation(Path(__file__).parent),
-        summary=(
-            "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
-            "help (a proactive suggestion) before it can answer (ProactiveBench §3). Built by "
-            "benchforge. `reports/counts.png` shows where every input went (kept / filtered / "
-            "rejected)."
-        ),
-        usage=(
-            "import datasets\n"
-            "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-            "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
-        ),
-        example_config="coco",
-        # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
-        source_datasets=("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco"),
-        unit="episode",
-    )
-    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
-    quality = Quality(suites=_suites, training_suites=_training_suites)
-    # the VSOD episodes' hand-chosen frames and answers are reviewed in rounds beside the build
-    # (``benchforge review``), which a release does not wait for
-    review = Review(rubrics=RUBRICS, pending=None)
-    exports = Exports(
-        lmms_eval=ADAPTER,
-        vlmevalkit=vlmevalkit_export,
-        commands=(ExportCommand("compat-proactivebench", compat_main, compat_parser),),
-    )
-    schema = EPISODE
-    filtered_schema = FILTERED_EPISODE
+INFO = Info(
+    name="proactivebench",
+    title="ProactiveBench",
+    citation=folder_citation(Path(__file__).parent),
+    summary=(
+        "Multi-turn MCQA episodes over ordered frame sequences in which a model must ask for "
+        "help (a proactive suggestion) before it can answer (ProactiveBench §3). Built by "
+        "benchforge. `reports/counts.png` shows where every input went (kept / filtered / "
+        "rejected)."
+    ),
+    usage=(
+        "import datasets\n"
+        "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+        "ds[0]['frames'][0]  # a PIL image; configs: one per environment, plus 'all'"
+    ),
+    example_config="coco",
+    # the seven datasets of ProactiveBench App. 0.A, the training split's COCO and QuickDraw among them
+    source_datasets=("rod", "vsod", "mvpn", "imagenet_c", "quickdraw", "changeit", "coco"),
+    unit="episode",
+)
+
+
+class ProactiveBenchSources(Sources[Prepared]):
+    """One reader per environment of the config (``--source``, ``--only``), the leak filter's
+    probe pool, and with ``--split train`` the training sources (``--train-source``), each held
+    out from the evaluation source of its name."""
+
     default_config = REPO / "configs" / "proactivebench.yaml"
-    splits = ("test", TRAIN_SPLIT)
-    train_prefix = TRAIN_PREFIX
-    train_outcome_folders = ("filtered_inputs", "rejected")
-    worker_modules = ("pipelines.proactivebench.pipeline", "pipelines.proactivebench.sources")
-    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="ENV=PATH",
@@ -125,7 +116,7 @@ class ProactiveBench(Benchmark):
             raise SystemExit(f"{path}: environments: unknown {unknown}; known: {list(ENVIRONMENTS)}")
         return config
 
-    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
+    def prepare(self, ctx: BuildContext[Prepared], info: Info) -> Prepared:
         if ctx.args.only:
             keep = set(ctx.args.only.split(","))
             ctx.config["environments"] = {k: v for k, v in ctx.config["environments"].items()
@@ -167,15 +158,7 @@ class ProactiveBench(Benchmark):
             raise SystemExit("error: no readable training source left to build")
         return readers, vocab
 
-    def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
-        return sorted(ctx.prepared.readers) + [TRAIN_PREFIX + e for e in sorted(ctx.prepared.train_readers)]
-
-    def data_prefix(self, group: str) -> str | None:
-        # a training group keeps sequences, each giving several rows: the training suite checks
-        # its kept count against the sequences in grpo/ (train_quality.count_frame)
-        return None if group.startswith(TRAIN_PREFIX) else f"data/{group}"
-
-    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]], info: Info
                      ) -> dict[str, tuple[str, int, list[str]]]:
         out = {env: (r.root, counts.get(env, {}).get("kept", 0), [env])
                for env, r in ctx.prepared.readers.items()}
@@ -184,10 +167,30 @@ class ProactiveBench(Benchmark):
             out[group] = (r.root, counts.get(group, {}).get("kept", 0), [group])
         return out
 
+
+class ProactiveBenchBuild(Build[Prepared]):
+    """Items to multi-turn episodes per environment (and, with ``--split train``, training
+    sequences and their rows), counted per environment."""
+
+    schema = EPISODE
+    filtered_schema = FILTERED_EPISODE
+    splits = ("test", TRAIN_SPLIT)
+    train_prefix = TRAIN_PREFIX
+    train_outcome_folders = ("filtered_inputs", "rejected")
+    worker_modules = ("pipelines.proactivebench.pipeline", "pipelines.proactivebench.sources")
+
+    def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
+        return sorted(ctx.prepared.readers) + [TRAIN_PREFIX + e for e in sorted(ctx.prepared.train_readers)]
+
+    def data_prefix(self, group: str) -> str | None:
+        # a training group keeps sequences, each giving several rows: the training suite checks
+        # its kept count against the sequences in grpo/ (train_quality.count_frame)
+        return None if group.startswith(TRAIN_PREFIX) else f"data/{group}"
+
     def describe(self, ctx: BuildContext[Prepared]) -> str:
         train = (f"; {TRAIN_SPLIT}: {', '.join(ctx.prepared.train_readers)}"
                  if ctx.prepared.train_readers else "")
-        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.raw_dir} "
+        return (f"({' + '.join(ctx.splits)}) from {ctx.raw_dir} "
                 f"({', '.join(ctx.prepared.readers)}{train}) → {ctx.out_root / ctx.version}")
 
     def pipeline(self, p, ctx: BuildContext[Prepared]) -> None:
@@ -215,7 +218,22 @@ class ProactiveBench(Benchmark):
         return finalize(ctx, counts)
 
 
-PROACTIVEBENCH = ProactiveBench()
+PROACTIVEBENCH = Benchmark(
+    info=INFO,
+    sources=ProactiveBenchSources(),
+    build=ProactiveBenchBuild(),
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality=Quality(suites=_suites, training_suites=_training_suites),
+    # the VSOD episodes' hand-chosen frames and answers are reviewed in rounds beside the build
+    # (``benchforge review``), which a release does not wait for
+    review=Review(rubrics=RUBRICS, pending=None),
+    exports=Exports(
+        lmms_eval=ADAPTER,
+        vlmevalkit=vlmevalkit_export,
+        commands=(ExportCommand("compat-proactivebench", compat_main, compat_parser),),
+    ),
+    demo=DEMO,  # demo.py: the demo corpus
+)
 
 
 def run(argv: list[str] | None = None) -> Path:

@@ -22,19 +22,22 @@ from core.errors import BadInput
 from pipelines.common.benchmark import (
     VIDEO_SOURCES,
     Benchmark,
+    Build,
     BuildContext,
     Exports,
     Finalized,
     Info,
     Quality,
     Review,
+    Sources,
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.sources import ReaderConfig, preflight
 from pipelines.proready.demo import DEMO
 from pipelines.proready.generation import ITEMS, generation_config
 from pipelines.proready.lmms_eval import ADAPTER
-from pipelines.proready.native import NativeReader, ProReadySources, dataset_names, open_dataset
+from pipelines.proready.native import NativeReader, dataset_names, open_dataset
+from pipelines.proready.native import ProReadySources as AllVideoSources  # one source of every video
 from pipelines.proready.pipeline import PipelineConfig, build_pipeline
 from pipelines.proready.prepared import Prepared
 from pipelines.proready.release import finalize
@@ -58,36 +61,34 @@ def _suites(release: Path, counts: dict[str, dict[str, int]], manifest: dict[str
     return suites(release, int(manifest["review"]["panel_size"]))
 
 
-class ProReady(Benchmark):
-    info = Info(
-        name=BENCHMARK,
-        title="ProReady-QA",
-        citation=folder_citation(Path(__file__).parent),
-        summary=(
-            "Future-dependent (multi-turn) questions on long videos with answer evidence "
-            "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
-            "task types: " + ", ".join(f"{k.upper()} ({v})" for k, v in TASK_NAMES.items())
-            + ". Videos are referenced by path and sha256, not embedded. Only items approved "
-            "by all four reviewers on the released version are included. Built by benchforge."),
-        usage=("import datasets\n"
-               "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-               "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
-               "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
-               "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])"),
-        example_config="ssr",
-        source_datasets=VIDEO_SOURCES,
-        unit="item",
-        group_label="unit",
-    )
-    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
-    quality = Quality(suites=_suites)
-    review = Review(rubrics=RUBRICS, pending=pending_review, correction_units=correction_units)
-    exports = Exports(lmms_eval=ADAPTER)
-    schema = RELEASED_ITEM
-    filtered_schema = FILTERED_ITEM
+INFO = Info(
+    name=BENCHMARK,
+    title="ProReady-QA",
+    citation=folder_citation(Path(__file__).parent),
+    summary=(
+        "Future-dependent (multi-turn) questions on long videos with answer evidence "
+        "windows [t_s, t_e] for readiness-aware evaluation with ARS (StreamReady §4). Five "
+        "task types: " + ", ".join(f"{k.upper()} ({v})" for k, v in TASK_NAMES.items())
+        + ". Videos are referenced by path and sha256, not embedded. Only items approved "
+        "by all four reviewers on the released version are included. Built by benchforge."),
+    usage=("import datasets\n"
+           "ds = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+           "ds[0]['questions'][0]  # model input: ask each question at its ask_time_s\n"
+           "ds[0]['gold_turns'][0]['t_s']  # gold, for scoring; configs: {configs}\n"
+           "# ARS: pipelines.proready.ars.score(qs, tau=manifest['ars_tau_s'])"),
+    example_config="ssr",
+    source_datasets=VIDEO_SOURCES,
+    unit="item",
+    group_label="unit",
+)
+
+
+class ProReadySources(Sources[Prepared]):
+    """The custom manifest (``--source PATH``), the config's video datasets (``--source
+    NAME=PATH``), the question generation's settings, and the decisions, corrections and
+    two-annotator windows of a release build."""
+
     default_config = REPO / "configs" / "proready.yaml"
-    worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
-    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="PATH|DATASET=PATH",
@@ -107,7 +108,7 @@ class ProReady(Benchmark):
                 raise SystemExit(f"{path}: missing section {key!r}")
         return config
 
-    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
+    def prepare(self, ctx: BuildContext[Prepared], info: Info) -> Prepared:
         args, cfg = ctx.args, ctx.config
         for flag, path in (("--corrections", args.corrections), ("--qc-windows", args.qc_windows)):
             if path is not None and not path.exists():
@@ -116,17 +117,17 @@ class ProReady(Benchmark):
             raise SystemExit("--corrections / --qc-windows only apply to a release: pass --decisions too")
         src = dict(cfg["source"])
         custom, overrides = _source_args(args.source)
-        root = ctx.source_root(custom or src.get("path", "proready"), self.info.title,
+        root = ctx.source_root(custom or src.get("path", "proready"), info.title,
                                "set RAW_DIR, or --source /path", base=Path.cwd() if custom else None)
         reader = ProReadyReader(root, ReaderConfig(global_seed=ctx.seed, extra={
             "manifest": src.get("manifest", "manifest.yaml"),
             "end_tolerance_s": src.get("end_tolerance_s", 0.5)}))
         for err in preflight({VIDEOS: reader})[1].values():
-            ctx.source_unreadable(self.name, root, err, sole=True)
-        natives, roots = self._datasets(ctx, str(src.get("path", "proready")), overrides,
+            ctx.source_unreadable(info.name, root, err, sole=True)
+        natives, roots = self._datasets(ctx, info, str(src.get("path", "proready")), overrides,
                                         float(src.get("end_tolerance_s", 0.5)))
         # without datasets the one reader is read as before (the demo release's bytes)
-        sources = ProReadySources({"": reader, **natives}) if natives else reader
+        sources = AllVideoSources({"": reader, **natives}) if natives else reader
         n_corrections, corrections = read_corrections(args.corrections) if args.corrections else (0, {})
         if ctx.decisions is not None:  # before any work: a correction the build lacks stops it
             from annotation.decision_log import is_log, latest_pushed
@@ -147,8 +148,8 @@ class ProReady(Benchmark):
                         n_corrections=n_corrections, decisions=dict(decisions),
                         violations_by_sample=dict(by_sample))
 
-    def _datasets(self, ctx: BuildContext[Prepared], base: str, overrides: dict[str, str], tolerance: float
-                  ) -> tuple[dict[str, NativeReader], dict[str, str]]:
+    def _datasets(self, ctx: BuildContext[Prepared], info: Info, base: str, overrides: dict[str, str],
+                  tolerance: float) -> tuple[dict[str, NativeReader], dict[str, str]]:
         """The config's video datasets (``datasets:`` name → options) as ProReady sources, and
         every dataset root they read: each at ``<raw-dir>/<source.path>/<name>`` unless
         ``--source <name>=PATH`` moves it (VStream-QA reads its clips' narrations from Ego4D's
@@ -159,7 +160,7 @@ class ProReady(Benchmark):
         names = ctx.dataset_names(overrides, dataset_names())
 
         def root_of(name: str, listed_as: str = "") -> str:
-            return ctx.dataset_root(name, f"{name} ({self.info.title})", overrides, base, listed_as)
+            return ctx.dataset_root(name, f"{name} ({info.title})", overrides, base, listed_as)
 
         roots: dict[str, str] = {}
         if "vstream_qa" in names:
@@ -181,22 +182,31 @@ class ProReady(Benchmark):
             readers[name] = native
         return readers, roots
 
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]], info: Info
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        reader = ctx.prepared.reader
+        return {VIDEOS: (f"{reader.root}/{reader.manifest}", counts.get(VIDEOS, {}).get("kept", 0),
+                         [VIDEOS])}
+
+
+class ProReadyBuild(Build[Prepared]):
+    """Videos to candidate items (questions with evidence windows), and with decisions the
+    approved (and corrected) items, counted per unit: the videos read and the items released."""
+
+    schema = RELEASED_ITEM
+    filtered_schema = FILTERED_ITEM
+    worker_modules = ("pipelines.proready.pipeline", "pipelines.proready.sources")
+
     def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
         return [VIDEOS, ITEMS]
 
     def data_prefix(self, group: str) -> str | None:
         return "data" if group == ITEMS else None
 
-    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
-                     ) -> dict[str, tuple[str, int, list[str]]]:
-        reader = ctx.prepared.reader
-        return {VIDEOS: (f"{reader.root}/{reader.manifest}", counts.get(VIDEOS, {}).get("kept", 0),
-                         [VIDEOS])}
-
     def describe(self, ctx: BuildContext[Prepared]) -> str:
         g = ctx.prepared.generation
         also = "".join(f" + {name}" for name, _ in ctx.prepared.datasets)
-        return (f"building {self.name} {ctx.version} from {ctx.prepared.root}{also} ({g.method} questions, "
+        return (f"from {ctx.prepared.root}{also} ({g.method} questions, "
                 f"{g.evidence} windows, {'no' if ctx.pending else 'with'} review "
                 "decisions)")
 
@@ -233,7 +243,16 @@ def _source_args(values: list[str]) -> tuple[str | None, dict[str, str]]:
     return (custom[0] if custom else None), overrides
 
 
-PROREADY = ProReady()
+PROREADY = Benchmark(
+    info=INFO,
+    sources=ProReadySources(),
+    build=ProReadyBuild(),
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality=Quality(suites=_suites),
+    review=Review(rubrics=RUBRICS, pending=pending_review, correction_units=correction_units),
+    exports=Exports(lmms_eval=ADAPTER),
+    demo=DEMO,  # demo.py: the demo corpus, and the scripted panel of a reviewed build
+)
 
 
 def run(argv: list[str] | None = None) -> Path:

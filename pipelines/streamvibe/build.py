@@ -30,12 +30,14 @@ from core.files import write_json_atomic
 from pipelines.common.benchmark import (
     VIDEO_SOURCES,
     Benchmark,
+    Build,
     BuildContext,
     Exports,
     Finalized,
     Info,
     Quality,
     Review,
+    Sources,
 )
 from pipelines.common.citations import folder_citation
 from pipelines.common.video_sources import DATASETS
@@ -95,39 +97,33 @@ def _no_corrections(state: Path, corrections: Path) -> list[dict[str, Any]]:
         "review_candidates.jsonl — push that file")
 
 
-class StreamVibe(Benchmark):
-    info = Info(
-        name=BENCHMARK,
-        title="StreamVibe-Bench",
-        citation=folder_citation(Path(__file__).parent),
-        summary=(
-            "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
-            "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "
-            "response), for Pointwise and Trajectory evaluation (StreamVibe §3). Every sample was "
-            "approved by four reviewers on the same version (App. B.3). Built by benchforge."),
-        usage=(
-            "import datasets\n"
-            "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
-            "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
-            "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
-        ),
-        example_config="rv",
-        source_datasets=VIDEO_SOURCES,
-        unit="candidate",
-        group_label="subtype",
-    )
-    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
-    quality = Quality(suites=_suites, training_suites=_training_suites)
-    review = Review(rubrics=RUBRICS, pending=pending_review, correction_units=_no_corrections)
-    exports = Exports(lmms_eval=ADAPTER)
-    schema = SAMPLE
-    filtered_schema = FILTERED
+INFO = Info(
+    name=BENCHMARK,
+    title="StreamVibe-Bench",
+    citation=folder_citation(Path(__file__).parent),
+    summary=(
+        "Causal 1 FPS video streams with timestamped user intents (Explicit I/P/R, Implicit "
+        "G/L/M/T, Dynamic RV/CP/IT) and evidence points (window, preferred time, gold "
+        "response), for Pointwise and Trajectory evaluation (StreamVibe §3). Every sample was "
+        "approved by four reviewers on the same version (App. B.3). Built by benchforge."),
+    usage=(
+        "import datasets\n"
+        "traj = datasets.load_dataset('/abs/path/to/this/release', '{config}', split='test')\n"
+        "traj[0]['frames'][0]  # PIL image of second 0; steps[t] says what is visible at t\n"
+        "pw = datasets.load_dataset('/abs/path/to/this/release', 'pointwise', split='test')"
+    ),
+    example_config="rv",
+    source_datasets=VIDEO_SOURCES,
+    unit="candidate",
+    group_label="subtype",
+)
+
+
+class StreamVibeSources(Sources[Prepared]):
+    """The candidate manifest (``source.path``), the config's video datasets (``--source``), the
+    generator's settings, the review ledger and decisions, and the training split's settings."""
+
     default_config = REPO / "configs" / "streamvibe.yaml"
-    splits = ("test", TRAIN_SPLIT)
-    train_prefix = TRAIN_PREFIX
-    train_outcome_folders = ("filtered", "rejected")
-    worker_modules = ("pipelines.streamvibe.pipeline",)
-    demo = DEMO  # demo.py: the demo corpus, and the scripted panel of a reviewed build
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",
@@ -155,7 +151,7 @@ class StreamVibe(Benchmark):
             raise SystemExit(f"{path}: {exc}") from exc
         return config
 
-    def prepare(self, ctx: BuildContext[Prepared]) -> Prepared:
+    def prepare(self, ctx: BuildContext[Prepared], info: Info) -> Prepared:
         cfg = ctx.config
         if ctx.args.generator:
             cfg["generator"] = ctx.args.generator
@@ -164,14 +160,14 @@ class StreamVibe(Benchmark):
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
         src = cfg.get("source") or {}
-        root = ctx.source_root(str(src.get("path", "streamvibe")), self.info.title,
+        root = ctx.source_root(str(src.get("path", "streamvibe")), info.title,
                                "set RAW_DIR, or source.path in the config")
         manifest = str(src.get("manifest", "manifest.jsonl"))
         try:  # an unreadable manifest stops the build here, in one line, not inside Beam
             read_manifest(root, manifest)
         except BadInput as err:
-            ctx.source_unreadable(self.name, root, err, sole=True)
-        datasets = self._datasets(ctx, str(src.get("path", "streamvibe")))
+            ctx.source_unreadable(info.name, root, err, sole=True)
+        datasets = self._datasets(ctx, info, str(src.get("path", "streamvibe")))
         intents = _path(str(cfg.get("intents", "configs/streamvibe/intents.yaml")), REPO)
         ledger_path = ctx.out_root / "review" / "ledger.json"
         ledger = load_ledger(ledger_path)
@@ -191,7 +187,7 @@ class StreamVibe(Benchmark):
                 rl_targets=rl["targets"], before_s=rl["before_s"], after_s=rl["after_s"])
         return prepared
 
-    def _datasets(self, ctx: BuildContext[Prepared], base: str
+    def _datasets(self, ctx: BuildContext[Prepared], info: Info, base: str
                   ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         """The config's video datasets (``datasets:``) as (name, root, subtypes to plan): each at
         ``<raw-dir>/<source.path>/<name>`` unless ``--source <name>=PATH`` moves it; one whose
@@ -210,7 +206,7 @@ class StreamVibe(Benchmark):
             allowed = tuple(opts.get("subtypes") or SUBTYPES)
             if set(allowed) - set(SUBTYPES):
                 raise SystemExit(f"datasets.{name}.subtypes: unknown {sorted(set(allowed) - set(SUBTYPES))}")
-            root = ctx.dataset_root(name, f"{DATASETS[name].title} ({self.info.title})", overrides, base)
+            root = ctx.dataset_root(name, f"{DATASETS[name].title} ({info.title})", overrides, base)
             try:
                 DATASETS[name](root).check()
             except BadInput as err:
@@ -218,6 +214,25 @@ class StreamVibe(Benchmark):
                 continue
             out.append((name, root, allowed))
         return tuple(out)
+
+    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]], info: Info
+                     ) -> dict[str, tuple[str, int, list[str]]]:
+        """Candidates the manifest yielded (kept, pending review, or filtered by review or
+        allocation): none means the path or the manifest is wrong, not that reviewers said no."""
+        n = sum(counts.get(st, {}).get(k, 0) for st in SUBTYPES for k in ("kept", "pending", "filtered"))
+        return {info.name: (f"{ctx.prepared.root}/{ctx.prepared.manifest}", n, [*SUBTYPES, UNASSIGNED])}
+
+
+class StreamVibeBuild(Build[Prepared]):
+    """Candidates from the manifest through review and allocation to samples (and, with ``--split
+    train``, SFT streams and RL seed rows), per subtype; the ledger of candidate versions."""
+
+    schema = SAMPLE
+    filtered_schema = FILTERED
+    splits = ("test", TRAIN_SPLIT)
+    train_prefix = TRAIN_PREFIX
+    train_outcome_folders = ("filtered", "rejected")
+    worker_modules = ("pipelines.streamvibe.pipeline",)
 
     def groups(self, ctx: BuildContext[Prepared]) -> list[str]:
         return list(SUBTYPES) + ([TRAIN_PREFIX + st for st in SUBTYPES] if TRAIN_SPLIT in ctx.splits else [])
@@ -227,15 +242,8 @@ class StreamVibe(Benchmark):
         # suite checks them against the kept counts (quality.training_frames)
         return f"data/{config_name(group)}" if group in SUBTYPES else None
 
-    def source_yield(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]]
-                     ) -> dict[str, tuple[str, int, list[str]]]:
-        """Candidates the manifest yielded (kept, pending review, or filtered by review or
-        allocation): none means the path or the manifest is wrong, not that reviewers said no."""
-        n = sum(counts.get(st, {}).get(k, 0) for st in SUBTYPES for k in ("kept", "pending", "filtered"))
-        return {self.name: (f"{ctx.prepared.root}/{ctx.prepared.manifest}", n, [*SUBTYPES, UNASSIGNED])}
-
     def describe(self, ctx: BuildContext[Prepared]) -> str:
-        return (f"building {self.name} {ctx.version} ({' + '.join(ctx.splits)}) from {ctx.prepared.root} "
+        return (f"({' + '.join(ctx.splits)}) from {ctx.prepared.root} "
                 f"(generator {ctx.config.get('generator', 'rule')}, "
                 f"{'no' if ctx.pending else 'with'} review decisions)")
 
@@ -262,7 +270,16 @@ class StreamVibe(Benchmark):
         return finalize(ctx, counts, files)
 
 
-STREAMVIBE = StreamVibe()
+STREAMVIBE = Benchmark(
+    info=INFO,
+    sources=StreamVibeSources(),
+    build=StreamVibeBuild(),
+    # the suites are imported on use: great-expectations is loaded by the gate, not by every build step
+    quality=Quality(suites=_suites, training_suites=_training_suites),
+    review=Review(rubrics=RUBRICS, pending=pending_review, correction_units=_no_corrections),
+    exports=Exports(lmms_eval=ADAPTER),
+    demo=DEMO,  # demo.py: the demo corpus, and the scripted panel of a reviewed build
+)
 
 
 def run(argv: list[str] | None = None) -> Path:

@@ -30,22 +30,24 @@ def test_an_unknown_benchmark_names_the_known_ones() -> None:
 
 
 def test_a_new_benchmark_folder_is_found_as_it_is(tmp_path, monkeypatch, capsys) -> None:
-    """A fourth benchmark folder (here: one reusing ProReady's hooks under a new name) is a
+    """A fourth benchmark folder (here: one reusing ProReady's parts under a new name) is a
     ``benchforge build`` command as it is; a folder whose build.py defines no Benchmark of its
     name gets a clear error, not an AttributeError."""
     pkg = tmp_path / "pipelines"
     (pkg / "fourth").mkdir(parents=True)
     (pkg / "fourth" / "__init__.py").write_text("")
     (pkg / "fourth" / "build.py").write_text(
-        "from pipelines.proready.build import ProReady\n\n\n"
-        "class Fourth(ProReady):\n    name = 'fourth'\n    title = 'Fourth'\n\n\nFOURTH = Fourth()\n")
+        "from dataclasses import replace\n\n"
+        "from pipelines.proready.build import PROREADY\n\n"
+        "FOURTH = replace(PROREADY, info=replace(PROREADY.info, name='fourth', title='Fourth'))\n")
     shutil.copytree(registry.PIPELINES / "proready", pkg / "copied",
                     ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(registry, "BENCHMARKS", registry.discover(pkg) + registry.BENCHMARKS)
     monkeypatch.setattr(pipelines, "__path__", [*pipelines.__path__, str(pkg)])
     try:
         fourth = registry.benchmark("fourth")
-        assert type(fourth).__name__ == "Fourth" and fourth.name == "fourth"
+        assert (fourth.name, fourth.info.title) == ("fourth", "Fourth")
+        assert fourth.build is registry.benchmark("proready").build
         with pytest.raises(SystemExit) as done:
             cli.main(["build", "fourth", "--help"])
         assert done.value.code == 0 and "usage: benchforge build fourth" in capsys.readouterr().out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -37,7 +38,7 @@ def declared_demo(bench: Benchmark) -> Demo:
     demo = getattr(bench, "demo", None)
     if demo is None:
         pytest.fail(f"benchmark {bench.name!r} declares no demo: add pipelines/{bench.name}/demo.py "
-                    "and set `demo = Demo(...)` on its Benchmark", pytrace=False)
+                    "and declare `demo=Demo(...)` on its Benchmark", pytrace=False)
     return demo
 
 
@@ -158,11 +159,9 @@ def check_exports(bench: Benchmark, release: Path, configs: set[str], out: Path,
 def test_a_benchmark_without_a_demo_fails_naming_it() -> None:
     """The check every folder passes cannot be skipped by leaving the demo out."""
 
-    class NoDemo(Benchmark):
-        info = Info(name="nodemo", title="NoDemo", citation="@misc{nodemo}")
-        demo = None
-
+    no_demo = replace(benchmark(BENCHMARKS[0]), demo=None,
+                      info=Info(name="nodemo", title="NoDemo", citation="@misc{nodemo}"))
     with pytest.raises(pytest.fail.Exception, match="'nodemo' declares no demo: add "
                                                      "pipelines/nodemo/demo.py"):
-        declared_demo(NoDemo())
+        declared_demo(no_demo)
     assert declared_demo(benchmark(BENCHMARKS[0])) is benchmark(BENCHMARKS[0]).demo

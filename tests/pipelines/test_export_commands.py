@@ -67,5 +67,6 @@ def test_every_export_ships_every_benchmarks_vendored_modules() -> None:
 
 
 def test_the_set_fails_when_a_needed_module_is_left_out() -> None:
-    """The check above can fail: video.py needs images.py."""
-    assert "core/media/images.py" in _first_party_imports(REPO / "core/media/video.py")
+    """The check above can fail: the sampler needs the probe, which needs images.py."""
+    assert "core/media/probe.py" in _first_party_imports(REPO / "core/media/video.py")
+    assert "core/media/images.py" in _first_party_imports(REPO / "core/media/probe.py")

@@ -233,12 +233,14 @@ def test_a_bump_smaller_than_the_changes_require_is_refused_unless_allowed(corpu
 def test_the_build_gate_decodes_every_frame_before_publishing(corpus: Path, tmp_path: Path) -> None:
     """A writer that embedded garbage (simulated: a benchmark's finalize breaks a frame in the
     staged release) is stopped by the gate before publication; nothing is published."""
+    from dataclasses import replace
+
     import pyarrow.parquet as pq
 
     from pipelines.common import driver
-    from pipelines.proactivebench.build import ProactiveBench
+    from pipelines.proactivebench.build import PROACTIVEBENCH, ProactiveBenchBuild
 
-    class Broken(ProactiveBench):
+    class Broken(ProactiveBenchBuild):
         def finalize(self, ctx, counts, files):  # type: ignore[no-untyped-def]
             path = next((ctx.staging / "data" / "quickdraw").glob("*.parquet"))
             table = pq.read_table(path)
@@ -250,7 +252,8 @@ def test_the_build_gate_decodes_every_frame_before_publishing(corpus: Path, tmp_
     raw = copy(corpus, tmp_path, "quickdraw")
     out = tmp_path / "out"
     with pytest.raises(ReleaseError) as err:
-        driver.run(Broken(), ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"])
+        driver.run(replace(PROACTIVEBENCH, build=Broken()),
+                   ["--raw-dir", str(raw), "--out", str(out), "--only", "quickdraw"])
     assert str(err.value).startswith("the gate failed: data/quickdraw/test-00000-of-00001.parquet: "
                                      "decode: row ")
     assert "frames[0]: cannot decode image" in str(err.value)
