@@ -176,7 +176,7 @@ def subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
 
 def entry() -> None:
     """The ``benchforge`` command (and ``python -m pipelines.cli``): :func:`main`, then the
-    process ends without interpreter teardown (~1.5 s; core/process_end.py). Tests and
+    process ends without interpreter teardown (core/process_end.py; docs/scaling.md). Tests and
     notebooks call :func:`main`, which returns.
 
     A reader that stops early (``benchforge review status … | head``) closes the pipe, and the

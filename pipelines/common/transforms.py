@@ -163,7 +163,7 @@ class ReadSources(beam.PTransform):
         readers = self.readers
         parts = [(env, part) for env, reader in readers.items() for part in reader.partitions()]
         # reshuffle=False on these small Creates: Beam's own reshuffle of a Create is a stage of
-        # its own, a round trip to the workers each (~0.05-0.3 s with two worker processes), and
+        # its own, a round trip to the workers each (docs/scaling.md), and
         # the partitions are spread right after anyway; the layout check is seven small calls
         listed = (
             pbegin

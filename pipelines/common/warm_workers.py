@@ -2,9 +2,9 @@
 
 Why: with ``--direct_running_mode=multi_processing`` the embedded runner starts each worker
 process at the first stage: a fresh ``python -m apache_beam.runners.worker.sdk_worker_main``
-that imports Beam (~1.5–2 s here), then our steps, cv2 and pyarrow at the first stages that use
+that imports Beam, then our steps, cv2 and pyarrow at the first stages that use
 them, while the driver waits. The driver itself is busy on one core from its start to the first
-stage (building and optimizing the pipeline, ~3.5 s), so on a two-core machine one core idles
+stage (building and optimizing the pipeline), so on a two-core machine one core idles
 then. :func:`warm_workers` starts a single *template* process as the pipeline is being built,
 which does that import on the idle core; each worker the runner starts is then a ``fork`` of it
 — ready at once, its imported pages shared with the template until written. (One template,
