@@ -11,7 +11,8 @@ through the same readers and layouts a real download has:
 * the video datasets replicated in their released layouts (:data:`REPLICATED`): YouCook2
   (``database`` keys, the split lists, ``raw_videos/<subset>/<recipe>/<id>.*``), Ego4D
   (``narration.json`` keys, ``ego4d.json`` ``videos``, ``full_scale/<uid>.mp4`` and
-  ``manifest.csv``) and Charades (the CSV rows, ``Charades_v1_480/<id>.mp4``). The scale build's
+  ``manifest.csv``), Charades (the CSV rows, ``Charades_v1_480/<id>.mp4``) and, for StreamVibe's
+  T subtype, VideoCUA (``data/<Platform>/<task_id>/action_log.json`` and ``video/``). The scale build's
   config lists only these (``scale_video.py`` writes it): a dataset read at 1× beside N× of the
   others would blur the ratios.
 
@@ -43,7 +44,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-REPLICATED = {"streamvibe": ("youcook2", "ego4d", "charades"), "proready": ("youcook2", "ego4d")}
+REPLICATED = {"streamvibe": ("youcook2", "ego4d", "charades", "videocua"), "proready": ("youcook2", "ego4d")}
 MARKER = "replication.json"
 
 
@@ -300,8 +301,38 @@ def replicate_charades(src: Path, dst: Path, n: int, copy: Copier) -> int:
     return rows_written
 
 
+def replicate_videocua(src: Path, dst: Path, n: int, copy: Copier) -> int:
+    """Every ``data/<Platform>/<task_id>/`` N times, as ``<task_id>r<k>``: its ``action_log.json``
+    with the new ``task_id`` (the reader checks it names its folder), its ``video/`` files copied.
+    A log without its video and a video without a log stay so in every replica; a log that is not
+    a JSON object is linked as it is (it must stay bad). Returns the logs written."""
+    logs = 0
+    for task in sorted(p for p in (src / "data").glob("*/*") if p.is_dir()):
+        for k in range(n):
+            out = dst / task.relative_to(src).parent / new_id(task.name, k)
+            log = task / "action_log.json"
+            if log.is_file():
+                try:
+                    doc = json.loads(log.read_text(encoding="utf-8"))
+                except ValueError:
+                    doc = None
+                if isinstance(doc, dict):
+                    if str(doc.get("task_id")) == task.name:
+                        doc["task_id"] = new_id(task.name, k)
+                    _write_json(out / "action_log.json", doc)
+                else:
+                    out.mkdir(parents=True, exist_ok=True)
+                    os.link(log, out / "action_log.json")
+                logs += 1
+            for video in sorted(p for p in (task / "video").glob("*") if p.is_file()):
+                copy(video, out / "video" / video.name, k)
+    _link_rest(src, dst, ("README.md",))
+    return logs
+
+
 DATASET_REPLICATORS: dict[str, Callable[[Path, Path, int, Copier], int]] = {
-    "youcook2": replicate_youcook2, "ego4d": replicate_ego4d, "charades": replicate_charades}
+    "youcook2": replicate_youcook2, "ego4d": replicate_ego4d, "charades": replicate_charades,
+    "videocua": replicate_videocua}
 
 
 def _write_json(path: Path, doc: Any) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.replicate_video import new_id, replicate
+from benchmarks.replicate_video import REPLICATED, new_id, replicate
 from core.errors import BadInput
 from pipelines.common.video_sources import DATASETS
 from pipelines.common.video_sources.base import NativeFiltered
@@ -42,7 +42,8 @@ def _outcomes(root: Path, name: str) -> Counter:
 def test_three_replicas_triple_every_outcome_of_every_replicated_layout(demo: Path, tmp_path: Path) -> None:
     summary = replicate(demo, tmp_path / "x3", "streamvibe", 3)
     src, dst = demo / "streamvibe", tmp_path / "x3" / "streamvibe"
-    for name in ("youcook2", "ego4d", "charades"):
+    assert REPLICATED["streamvibe"] == ("youcook2", "ego4d", "charades", "videocua")
+    for name in REPLICATED["streamvibe"]:
         once, thrice = _outcomes(src / name, name), _outcomes(dst / name, name)
         assert thrice == Counter({k: 3 * v for k, v in once.items()}), name
         assert list(DATASETS[name](str(dst / name)).unrecognized()) == []
@@ -55,6 +56,9 @@ def test_three_replicas_triple_every_outcome_of_every_replicated_layout(demo: Pa
     # hard links: the same bytes, no new disk
     assert (dst / "videos" / "bikesr2.mp4").stat().st_ino == (src / "videos" / "bikes.mp4").stat().st_ino
     assert summary["factor"] == 3 and summary["datasets"]["ego4d"] == 15
+    # VideoCUA: each task folder under its replica id, the log naming it (the reader checks)
+    log = json.loads((dst / "videocua/data/Notes/90011r2/action_log.json").read_text())
+    assert log["task_id"] == "90011r2" and summary["datasets"]["videocua"] == 3 * 3
 
 
 def test_unique_bytes_copies_differ_in_bytes_not_in_frames(demo: Path, tmp_path: Path) -> None:
