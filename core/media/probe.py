@@ -77,7 +77,6 @@ __all__ = [
     "TRUNCATION_TOLERANCE_S",
     "VideoInfo",
     "check_container",
-    "decoder_stderr_to_log",
     "grabbed_frames",
     "open_video",
     "probe_video",
@@ -144,7 +143,7 @@ _STDERR_SWAP = threading.Lock()  # file descriptor 2 is the process's: one swap 
 
 
 @contextmanager
-def decoder_stderr_to_log() -> Iterator[None]:
+def _stderr_to_log() -> Iterator[None]:
     """Send what native code writes to stderr (file descriptor 2) to the log for a moment. One
     thread at a time: two interleaved swaps would leave fd 2 pointing at a deleted temp file
     (threads open videos at once: review copies, the release gate)."""
@@ -201,7 +200,7 @@ def open_video(path: str | os.PathLike[str], source_file: str) -> cv2.VideoCaptu
         check_container(fh.read(12), source_file, "frames")
     # FFmpeg only (OpenCV's fallback AVI parser adds nothing a reader can use), and what OpenCV
     # prints while failing to open a corrupt file goes to the log: the rejection says it better.
-    with decoder_stderr_to_log():
+    with _stderr_to_log():
         cap = cv2.VideoCapture(str(p), cv2.CAP_FFMPEG)
     if not cap.isOpened():
         cap.release()
