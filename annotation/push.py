@@ -10,6 +10,7 @@ the push records pull checks against (:mod:`annotation.projects`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +70,9 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
     ValueError for bad input before anything is created, and :class:`PushError` when Label
     Studio refuses something — after deleting what this call had created."""
     keys = [c.key for c in candidates]
-    if len(set(keys)) != len(keys):
-        dupes = sorted({k for k in keys if keys.count(k) > 1})
+    index = {k: i for i, k in enumerate(keys)}  # a round's thousands of tasks: no list scans
+    if len(index) != len(keys):
+        dupes = sorted({k for k, n in Counter(keys).items() if n > 1})
         raise ValueError(f"duplicate candidate versions in one push: {dupes[:5]}")
     for c in candidates:
         if not isinstance(c.version, int) or c.version < 1:
@@ -106,11 +108,11 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
             key, tid = (str(d["sample_id"]), int(d["version"])), int(t["id"])
             existing[rv][key] = tid
             rec = recorded.get(tid)
-            if rec is None and key in keys:
+            if rec is None and key in index:
                 raise ValueError(f"task {tid} ({key[0]!r} v{key[1]}) in {project.title!r} is not in "
                                  f"the push records of {log_dir}: pass the log dir of its first push")
-            if rec is not None and key in keys:
-                c = candidates[keys.index(key)]
+            if rec is not None and key in index:
+                c = candidates[index[key]]
                 if rec["content_hash"] != c.content_hash:
                     raise ValueError(
                         f"{c.sample_id!r} version {c.version} is already in {project.title!r} with "
