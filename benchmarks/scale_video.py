@@ -15,29 +15,33 @@ uses), for each stage asked:
   output folder that already holds its pending state (as a team builds it: pending, review,
   release; the pending row's state copied there, :func:`copy_pending`); it decodes every video
   again but makes no review copies;
-* ``train`` (StreamVibe, ``--train``) — the training split (``--split train``), which reads the
-  training manifest's own videos: no floor is measured for it yet.
+* with ``--train`` (StreamVibe) both stages build the training split beside the evaluation split
+  (``--split train``, as ``make build-streamvibe-train`` does: StreamVibe §3.4, App. B.4), so the
+  release row also counts SFT streams and RL seed rows, and the floor also decodes the training
+  videos the candidates name.
 
-The **floor** is measured in the same run on the same videos: every distinct video the pending
-state's candidates name, decoded once with the project's decoder (StreamVibe:
-``core.media.video.causal_frames`` at 1 FPS with the streams' size cap, JPEG-encoding the frames
-it keeps, as the build does; ProReady-QA: ``probe_video``, the one decode its template build
-needs, since its items reference the video and embed no frame), plus the browser copy the build
-makes for review (``transcode_for_browser`` to H.264), one process. Videos decoded and then
-rejected (a download cut short) are not in the floor, so ``×floor`` slightly overstates how far
-the build is above it.
+The **floor** is measured in the same run on the same videos, one process: every video the build
+decodes, decoded once with the project's decoder (StreamVibe: ``core.media.video.causal_frames``
+at 1 FPS with the streams' size cap, JPEG-encoding the frames it keeps, as the build does, over
+every video its listing names (:func:`listed_videos`) — also those that yield no candidate or
+turn out truncated or corrupt, which the build must decode to find out; ProReady-QA:
+``probe_video``, the one decode its template build needs, since its items reference the video
+and embed no frame, over the videos its candidates name), plus the browser copy the build makes
+for review of each video its candidates name (``transcode_for_browser`` to H.264). ``videos`` and
+``video min`` count the decoded videos.
 
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,10
     .venv/bin/python benchmarks/scale_video.py proready --scales 1,10 --workers 1,2 --stages pending,release
-    .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1 --train --json sv.json
+    .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1 --stages pending,release --train
     .venv/bin/python benchmarks/scale_video.py proready --scales 1 --long-minutes 30   # the paper's length
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,280 --stages pending,release \
         --no-review-copies   # the paper's 4,100 samples; the review copies' cost is per video minute
 
-Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (distinct source videos
-with candidates), ``video min`` (their decoded minutes), ``cands`` (candidates in the pending
-state; released samples for ``release``), ``wall s`` (median of ``--repeat``), ``s/video min``,
-``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``PSS MB`` (the same as
+Columns: ``scale``, ``stage``, ``w`` (Beam worker processes), ``videos`` (the floor's decoded
+videos), ``video min`` (their decoded minutes), ``samples`` (candidates in the pending
+state; released evaluation samples for ``release``), ``sft`` / ``rl`` (with
+``--train``: the release's SFT streams and RL seed rows), ``wall s`` (median of ``--repeat``),
+``s/video min``, ``peak RSS MB`` (sum over the process tree, sampled every 0.2 s), ``PSS MB`` (as
 proportional set size: a page shared by several processes counted once — a fork about to exec
 ffmpeg maps all of the build's pages, which the RSS sum counts twice: ``monitor.tree_pss``),
 ``disk MB`` (the most the output's file system filled during the build), ``floor s`` /
@@ -79,7 +83,7 @@ from benchmarks.monitor import MB, log, python_exe, run_monitored  # noqa: E402
 from benchmarks.replicate_video import REPLICATED, replicate  # noqa: E402
 
 DEMO_MEDIA = ROOT / ".cache" / "demo-media" / "video"
-STAGES = ("pending", "release", "train")
+STAGES = ("pending", "release")
 
 
 @dataclass
@@ -91,6 +95,8 @@ class Row:
     videos: int = 0
     video_minutes: float = 0.0
     samples: int = 0
+    sft_streams: int = 0  # with --train: the release's training rows
+    rl_seeds: int = 0
     walls_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
@@ -185,40 +191,77 @@ def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
     return [root / n for n in sorted(names) if (root / n).is_file()]
 
 
-def floor(videos: list[Path], benchmark: str, copies: bool = True) -> tuple[float, float, float]:
-    """(decode seconds, review-copy seconds, decoded minutes): decode each video once as the
-    build must, and make its browser copy (module doc; not with ``copies`` False), one process."""
+def listed_videos(raw: Path, config: Path, train: bool) -> list[Path]:
+    """StreamVibe: every video the build's listing names and so decodes once, each distinct
+    (video key, file) as its ``Normalize`` step takes them — the candidates' videos and also
+    those that turn out to have none (no valid request, a truncated or corrupt file: the build
+    decodes them to find out). Listed with the pipeline's own listing functions."""
+    from pipelines.streamvibe.pipeline import _into_train, _pair_key, _video_path
+    from pipelines.streamvibe.planner import planned_pairs
+    from pipelines.streamvibe.sources import enumerate_pairs
+    from schemas.streamvibe import SUBTYPES
+
+    cfg = yaml.safe_load(config.read_text())
+    root = raw / cfg["source"]["path"]
+    roots = {"": root, **{name: root / name for name in cfg.get("datasets") or {}}}
+    pairs: list[Any] = list(enumerate_pairs(str(root), cfg["source"]["manifest"]))
+    for name, opts in (cfg.get("datasets") or {}).items():
+        pairs += planned_pairs(name, str(roots[name]), int(cfg.get("global_seed", 0)),
+                               tuple((opts or {}).get("subtypes") or SUBTYPES))
+    if train:
+        train_cfg = yaml.safe_load((ROOT / "configs" / "streamvibe" / "train.yaml").read_text())
+        pairs += [_into_train(x) for x in enumerate_pairs(str(root), train_cfg["source"]["manifest"])]
+    seen: set[tuple[str, str, str]] = set()
+    for pair in pairs:
+        if isinstance(pair, dict):
+            source, rel = _video_path(pair)
+            seen.add((_pair_key(pair), source, rel[len(source) + 1:] if source else rel))
+    return [roots[source] / inside for _, source, inside in sorted(seen)]
+
+
+def floor(videos: list[Path], benchmark: str, copies: bool = True,
+          decoded: list[Path] | None = None) -> tuple[float, float, float]:
+    """(decode seconds, review-copy seconds, decoded minutes): decode each of ``decoded``
+    (default: ``videos``) once as the build must, and make a browser copy of each of ``videos``
+    (module doc; not with ``copies`` False), one process. A file the decoder refuses costs its
+    attempt, as in the build."""
+    from core.errors import BadInput
     from core.media.browser import transcode_for_browser
     from core.media.probe import probe_video
     from core.media.video import STREAM_MAX_SIDE, causal_frames
 
     minutes = decode_s = review_s = 0.0
-    with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
-        for k, video in enumerate(videos):
-            started = time.perf_counter()
+    for video in videos if decoded is None else decoded:
+        started = time.perf_counter()
+        try:
             if benchmark == "streamvibe":
                 minutes += causal_frames(video, fps=1.0, max_side=STREAM_MAX_SIDE).info.duration_s / 60
             else:
                 minutes += probe_video(video).duration_s / 60
-            decode_s += time.perf_counter() - started
-            if copies:
+        except BadInput:
+            pass
+        decode_s += time.perf_counter() - started
+    if copies:
+        with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
+            for k, video in enumerate(videos):
                 started = time.perf_counter()
                 transcode_for_browser(video, Path(tmp) / f"{k}.mp4")
                 review_s += time.perf_counter() - started
     return decode_s, review_s, minutes
 
 
-def _floor_share(videos: list[Path], benchmark: str, copies: bool, start: Any, results: Any) -> None:
+def _floor_share(videos: list[Path], decoded: list[Path], benchmark: str, copies: bool, start: Any,
+                 results: Any) -> None:
     import core.media.browser  # noqa: F401 - imported before the clock starts, as in the build
     import core.media.video  # noqa: F401
 
     start.wait()
-    decode_s, review_s, _ = floor(videos, benchmark, copies)
+    decode_s, review_s, _ = floor(videos, benchmark, copies, decoded)
     results.put((decode_s, review_s))
 
 
-def parallel_floor(videos: list[Path], benchmark: str, processes: int, copies: bool = True
-                   ) -> tuple[float, float]:
+def parallel_floor(videos: list[Path], decoded: list[Path], benchmark: str, processes: int,
+                   copies: bool = True) -> tuple[float, float]:
     """(decode seconds, decode + review-copy seconds) of the slowest of ``processes`` processes
     that share the floor's videos (every n-th each) and start together. Why: what n processes
     gain over one for exactly this work, on this machine at this time, is the ceiling a build's
@@ -228,7 +271,8 @@ def parallel_floor(videos: list[Path], benchmark: str, processes: int, copies: b
     ctx = multiprocessing.get_context("spawn")
     start, results = ctx.Barrier(processes), ctx.Queue()
     procs = [ctx.Process(target=_floor_share,
-                         args=(videos[k::processes], benchmark, copies, start, results))
+                         args=(videos[k::processes], decoded[k::processes], benchmark, copies,
+                               start, results))
              for k in range(processes)]
     for proc in procs:
         proc.start()
@@ -281,14 +325,17 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
     if pend is not None and args.floor:
         state = pending_state(work / f"out-{n}x-w{pend.workers}-pending", args.benchmark)
         videos = candidate_videos(state, args.benchmark, raw)
-        log(f"{args.benchmark} {n}x: measuring the floor over {len(videos)} videos")
-        decode_s, review_s, minutes = floor(videos, args.benchmark, args.review_copies)
-        split = {w: parallel_floor(videos, args.benchmark, w, args.review_copies)
+        decoded = (listed_videos(raw, config, args.train) if args.benchmark == "streamvibe"
+                   else videos)
+        log(f"{args.benchmark} {n}x: measuring the floor: {len(decoded)} videos decoded, "
+            f"{len(videos) if args.review_copies else 0} review copies")
+        decode_s, review_s, minutes = floor(videos, args.benchmark, args.review_copies, decoded)
+        split = {w: parallel_floor(videos, decoded, args.benchmark, w, args.review_copies)
                  for w in args.workers if w > 1}
         one = {r.stage: r for r in rows if r.workers == 1 and r.status == "ok"}
         for r in rows:
-            r.videos, r.video_minutes = len(videos), minutes
-            if r.status == "ok" and r.stage != "train":  # the training split reads other videos
+            r.videos, r.video_minutes = len(decoded), minutes
+            if r.status == "ok":
                 r.floor_s = decode_s + (review_s if r.stage == "pending" else 0.0)
                 r.over_floor = r.wall_s / r.floor_s
                 if r.workers in split:
@@ -325,10 +372,9 @@ def copy_pending(work: Path, n: int, benchmark: str, out: Path) -> None:
 
 def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: Path, config: Path
                 ) -> list[str] | None:
+    split = ["--split", "train"] if args.train else []
     if stage == "pending":
-        return [] if args.review_copies else NO_REVIEW_COPIES[args.benchmark]
-    if stage == "train":
-        return ["--split", "train"]
+        return split + ([] if args.review_copies else NO_REVIEW_COPIES[args.benchmark])
     prep = work / f"out-{n}x-w1-pending"
     state = pending_state(prep, args.benchmark) if prep.is_dir() else None
     if state is None:
@@ -341,7 +387,7 @@ def _stage_args(stage: str, args: argparse.Namespace, work: Path, n: int, raw: P
         state = pending_state(out, args.benchmark)
         if state is None:
             return None
-    return write_decisions(state, args.benchmark, work / f"decisions-{n}x")
+    return split + write_decisions(state, args.benchmark, work / f"decisions-{n}x")
 
 
 def _count(row: Row, out: Path, benchmark: str) -> None:
@@ -349,9 +395,14 @@ def _count(row: Row, out: Path, benchmark: str) -> None:
     import pyarrow.parquet as pq
 
     manifests = sorted(out.glob(f"{benchmark}/*/manifest.json"))
-    if row.stage in ("release", "train") and manifests:
-        data = manifests[0].parent / "data"
-        row.samples = sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(data.rglob("*.parquet")))
+    if row.stage == "release" and manifests:
+        release = manifests[0].parent
+
+        def rows(folder: str) -> int:
+            return sum(pq.ParquetFile(f).metadata.num_rows
+                       for f in sorted((release / folder).rglob("*.parquet")))
+
+        row.samples, row.sft_streams, row.rl_seeds = rows("data"), rows("sft"), rows("rl_seed")
         return
     state = pending_state(out, benchmark)
     if state is not None:
@@ -374,6 +425,7 @@ def add_ratios(rows: list[Row]) -> None:
 
 def render(rows: list[Row]) -> str:
     head = (f"{'scale':>5} {'stage':>8} {'w':>2} {'videos':>6} {'video min':>9} {'samples':>7} "
+            f"{'sft':>6} {'rl':>5} "
             f"{'wall s':>8} {'s/vmin':>7} {'RSS MB':>7} {'PSS MB':>7} {'disk MB':>8} {'floor s':>8} "
             f"{'xfloor':>6} {'RSS x':>6} {'PSS x':>6} {'s/min x':>7} {'floor w s':>9} {'ceiling':>7} "
             f"{'speedup':>7} {'sp/ceil':>7} "
@@ -386,6 +438,7 @@ def render(rows: list[Row]) -> str:
     for r in rows:
         lines.append(
             f"{r.scale:>5} {r.stage:>8} {r.workers:>2} {r.videos:>6} {r.video_minutes:>9.1f} {r.samples:>7} "
+            f"{r.sft_streams:>6} {r.rl_seeds:>5} "
             f"{r.wall_s:>8.1f} {opt(r.s_per_video_min, '.2f'):>7} {r.peak_rss_mb:>7.0f} "
             f"{opt(r.peak_pss_mb, '.0f'):>7} {r.peak_disk_mb:>8.0f} {opt(r.floor_s, '.1f'):>8} "
             f"{opt(r.over_floor, '.2f'):>6} {opt(r.rss_ratio, '.2f'):>6} {opt(r.pss_ratio, '.2f'):>6} "
@@ -405,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scales", default="1,10", help="comma-separated factors")
     ap.add_argument("--workers", default="1", help="comma-separated worker counts, e.g. 1,2")
     ap.add_argument("--stages", default="pending", help=f"comma-separated, of {','.join(STAGES)}")
-    ap.add_argument("--train", action="store_true", help="also build the training split (StreamVibe)")
+    ap.add_argument("--train", action="store_true",
+                    help="StreamVibe: every stage builds the training split too (--split train)")
     ap.add_argument("--repeat", type=int, default=1, help="builds per row (median wall)")
     ap.add_argument("--unique-bytes", action="store_true", help="byte-distinct video copies")
     ap.add_argument("--long-minutes", type=float, default=None,
@@ -421,10 +475,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.scales = [int(x) for x in args.scales.split(",") if x.strip()]
     args.workers = [int(x) for x in args.workers.split(",") if x.strip()]
-    args.stages = [s for s in args.stages.split(",") if s.strip()] + (["train"] if args.train else [])
+    args.stages = [s for s in args.stages.split(",") if s.strip()]
     bad = sorted(set(args.stages) - set(STAGES))
-    if bad or (args.benchmark == "proready" and "train" in args.stages):
-        raise SystemExit(f"--stages: unknown or not for {args.benchmark}: {bad or ['train']}")
+    if bad:
+        raise SystemExit(f"--stages: unknown: {bad}")
+    if args.train and args.benchmark != "streamvibe":
+        raise SystemExit(f"--train: {args.benchmark} has no training split")
     work = args.work_dir or Path(tempfile.mkdtemp(prefix=f"scale-{args.benchmark}-"))
     work.mkdir(parents=True, exist_ok=True)
     raw_demo = demo_raw(work, args.benchmark)
