@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -94,6 +96,12 @@ def _annotate(panel, pushed: PushResult, n_revise_every: int) -> float:
     return time.perf_counter() - t0
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory so far (Linux reports KiB). Why: the review round must
+    stay bounded in memory at a benchmark's size; compare the figure at two ``--n``."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=2000)
@@ -126,6 +134,7 @@ def main() -> int:
             t = time.perf_counter()
             pushed = push_all()
             t_push = time.perf_counter() - t
+            rss_push = _peak_rss_mb()
             t = time.perf_counter()
             again = push_all()
             t_repush = time.perf_counter() - t
@@ -149,6 +158,7 @@ def main() -> int:
             t = time.perf_counter()
             res = pull(admin, "streamvibe", "bench", STREAMVIBE, panel, log_dir=log_dir)
             t_pull = time.perf_counter() - t
+            rss_pull = _peak_rss_mb()
             t = time.perf_counter()
             raw = [json.loads(b"".join(admin.projects.exports.download_sync(
                 pid, export_type="JSON", download_all_tasks=True, download_resources=False)))
@@ -159,11 +169,23 @@ def main() -> int:
             t_status = time.perf_counter() - t
 
         n_rev = len(range(0, n, args.revise_every))
-        assert [len(x) for x in raw] == [n] * 4 and res.n_annotations == 4 * n and not res.violations
-        assert len(res.decisions) == 4 * n
         states = [s.state for s in st.values()]
-        assert states.count("needs_correction") == n_rev
-        assert states.count("approved") == n - n_rev
+        checks = {
+            "tasks exported per project": ([len(x) for x in raw], [n] * 4),
+            "annotations pulled": (res.n_annotations, 4 * n),
+            "decisions logged": (len(res.decisions), 4 * n),
+            "violations": (Counter(v["kind"] for v in res.violations), Counter()),
+            "awaiting a decision": (sum(len(r) for r in res.awaiting.values()), 0),
+            "needs_correction": (states.count("needs_correction"), n_rev),
+            "approved": (states.count("approved"), n - n_rev),
+        }
+        wrong = {k: v for k, v in checks.items() if v[0] != v[1]}
+        if wrong:  # a figure over a round that did not come back whole would mean nothing
+            for k, (got, want) in wrong.items():
+                print(f"MISMATCH {k}: got {got}, expected {want}", file=sys.stderr)
+            for v in res.violations[:5]:
+                print(f"  violation {v}", file=sys.stderr)
+            return 1
 
     print(f"\n{n} candidates x 4 decisions (label-studio 1.23.2, SQLite, 127.0.0.1)")
     print(f"push     {n / t_push:8.0f} candidates/s  ({t_push:.2f} s, 4 projects)   baseline raw "
@@ -175,6 +197,9 @@ def main() -> int:
     print(f"decide   {4 * n / t_ann:8.0f} decisions/s ({t_ann:.1f} s, 4 reviewer threads, own "
           "tokens)")
     print(f"status   {n / t_status:8.0f} candidates/s from the decision log ({t_status:.2f} s)")
+    print(f"memory   peak RSS of this process (push, pull and the log; the server not counted): "
+          f"{rss_push:.0f} MB after push, {rss_pull:.0f} MB after pull, {_peak_rss_mb():.0f} MB at "
+          "the end")
     return 0
 
 
