@@ -112,6 +112,48 @@ def test_a_reject_deleted_and_made_again_as_an_approval_is_reported(ls_env, pane
 
 
 @pytest.mark.label_studio
+def test_an_approval_edited_before_any_pull_is_reported_and_an_unedited_one_is_not(ls_env, panel, tmp_path):
+    """r4 approves, then edits the approval's comment at once (an update event, the same
+    decision): ``edited_decision``. The three untouched approvals count — however far apart
+    Label Studio stamped their created_at and updated_at inside the create (44 ms once, on a
+    loaded server, in a 4,100-candidate round: that was counted as an edit)."""
+    admin = panel.admin.client()
+    log = tmp_path / "log"
+    pushed = push_round(ls_env, panel, BENCH, "edited", [kettle_candidate()], STREAMVIBE, log)
+    ids = decide(panel, pushed, KEY, {**THREE, "r4": "approve"}, ALL)
+    panel.reviewer("r4").client().annotations.update(
+        id=ids["r4"], result=build_result("approve", ALL, "second thoughts"))
+    res = pull(admin, BENCH, "edited", STREAMVIBE, panel, log_dir=log)
+    assert [(v["kind"], v["reviewer"], v["annotation_id"]) for v in res.violations] == [
+        ("edited_decision", "r4", ids["r4"])]
+    assert sorted(d["reviewer"] for d in res.decisions) == ["r1", "r2", "r3"]
+
+
+def test_an_edit_is_a_save_after_the_create_event_not_a_gap_between_the_create_stamps():
+    """pull._edited_after: the create event carries updated_at as the create left it."""
+    from annotation.pull import _edited_after, _when
+
+    created = "2026-12-06T03:00:00.000000Z"
+    late = "2026-12-06T03:00:00.044000Z"  # the stamps of one create, 44 ms apart under load
+    edit = "2026-12-06T03:00:01.500000Z"
+
+    def events(*states):
+        return webhooks.AnnotationEvents([dict(st) for st in states], created=True)
+
+    create = {"action": "ANNOTATION_CREATED", "updated_at": late}
+    ann = {"created_at": created, "updated_at": late}
+    assert _edited_after(events(create), ann, _when(created)) is None
+    assert _edited_after(events(create), {**ann, "updated_at": edit}, _when(created)) == 1.5
+    update = {"action": "ANNOTATION_UPDATED", "updated_at": late}
+    assert _edited_after(events(create, update), ann, _when(created)) == pytest.approx(0.044)
+    # a create event without the stamp (an older log): the 10 ms rule
+    bare = {"action": "ANNOTATION_CREATED"}
+    assert _edited_after(events(bare), ann, _when(created)) == pytest.approx(0.044)
+    assert _edited_after(events(bare), {**ann, "updated_at": "2026-12-06T03:00:00.000030Z"},
+                         _when(created)) is None
+
+
+@pytest.mark.label_studio
 def test_an_annotation_patched_onto_another_task_before_any_pull_is_reported(ls_env, panel, tmp_path):
     """s1 and s2 pushed together, r1's approval of s1 PATCHed onto s2 before any pull: created
     after s2's push and never pulled, so only the events can tell (was: counted for s2)."""
