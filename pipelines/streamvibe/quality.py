@@ -238,9 +238,12 @@ def _window_ok(row: dict[str, Any]) -> tuple[bool, bool, bool]:
     rec = rollout_source(row)
     times = rec["frame_times"]
     start, end = row["window_start"], row["window_end"]
+    # due steps on the whole stream (1 FPS from 0 s while t < duration): on the stream cut at the
+    # window's end, every point due later would fall on the window's last step
+    whole = [float(k) for k in range(max(len(times), math.ceil(row["duration_s"] - EPS)))]
     anchor = next((p for p in row["gold_evidence"] if p["id"] == row["gold_help_point"]), None)
-    holds = anchor is not None and start - EPS <= due_step(anchor, times) <= end + EPS
-    due = [p for p in row["gold_evidence"] if start - EPS <= due_step(p, times) <= end + EPS]
+    holds = anchor is not None and start - EPS <= due_step(anchor, whole) <= end + EPS
+    due = [p for p in row["gold_evidence"] if start - EPS <= due_step(p, whole) <= end + EPS]
     frames = list(row["frame_times"]) == [s["t"] for s in row["steps"]] == [
         t for t in times if start - EPS <= t <= end + EPS]
     return holds, list(row["gold_reward_evidence"]) == due, frames

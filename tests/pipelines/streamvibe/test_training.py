@@ -21,6 +21,7 @@ from pipelines.streamvibe.causality import label_violations, rollout_violations,
 from pipelines.streamvibe.heldout import frames_stream_sha256, matches
 from pipelines.streamvibe.normalize import normalize_video
 from pipelines.streamvibe.pipeline import video_stream_sha256
+from pipelines.streamvibe.quality import _window_ok
 from pipelines.streamvibe.training import (
     allocate_training,
     decision_balance,
@@ -72,6 +73,9 @@ def test_rollout_window_history_and_reward_evidence_by_hand():
     assert [p["id"] for p in second["gold_reward_evidence"]] == ["e2"]
     assert second["id"] == "r/c/v/0@e2" and second["gold_help_point"] == "e2"
     assert rollout_violations(first) == [] and rollout_violations(second) == []
+    # the gate's check agrees: e2 is due at 15 s, after the first window (it once read the
+    # stream cut at 12 s, where every later point falls on the last step)
+    assert _window_ok(first) == _window_ok(second) == (True, True, True)
     # a history that already holds the answer due inside the window knows the future
     leaky = dict(second, history=second["history"] + [
         {"t": 15.0, "role": "assistant", "intent_id": "i1", "text": "x (2)"}])
@@ -90,6 +94,7 @@ def test_generated_training_streams_and_rollouts_are_truncation_invariant():
         for row in rl_seed_rows(rec, [p["id"] for p in rec["gold_evidence"]], rng.choice([0, 3, 8]),
                                 rng.choice([0, 2, 8])):
             assert rollout_violations(row) == [], row["id"]
+            assert _window_ok(row) == (True, True, True), row["id"]
             rows += 1
     assert rows > 250
 
