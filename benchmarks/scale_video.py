@@ -196,7 +196,7 @@ def listed_videos(raw: Path, config: Path, train: bool) -> list[Path]:
     (video key, file) as its ``Normalize`` step takes them — the candidates' videos and also
     those that turn out to have none (no valid request, a truncated or corrupt file: the build
     decodes them to find out). Listed with the pipeline's own listing functions."""
-    from pipelines.streamvibe.pipeline import _into_train, _pair_key, _video_path
+    from pipelines.streamvibe.pipeline import _into_train, _pair_key, _video_path, inside_root
     from pipelines.streamvibe.planner import planned_pairs
     from pipelines.streamvibe.sources import enumerate_pairs
     from schemas.streamvibe import SUBTYPES
@@ -215,7 +215,7 @@ def listed_videos(raw: Path, config: Path, train: bool) -> list[Path]:
     for pair in pairs:
         if isinstance(pair, dict):
             source, rel = _video_path(pair)
-            seen.add((_pair_key(pair), source, rel[len(source) + 1:] if source else rel))
+            seen.add((_pair_key(pair), source, inside_root(source, rel)))
     return [roots[source] / inside for _, source, inside in sorted(seen)]
 
 

@@ -112,6 +112,11 @@ def _video_path(pair: dict[str, Any]) -> tuple[str, str]:
     return str(pair.get("source", "")), pair["video"]
 
 
+def inside_root(source: str, rel: str) -> str:
+    """The path of a video (:func:`_video_path`) under its source's root."""
+    return rel[len(source) + 1:] if source else rel
+
+
 class NormalizeVideo(beam.DoFn):
     """(video key, (source, path)) → (video key, NormalizedVideo | BadInput); decoded once per
     video. The 1 FPS frames go to the blob store at once; the video carries references
@@ -128,7 +133,7 @@ class NormalizeVideo(beam.DoFn):
 
     def process(self, element):
         key, (source, rel) = element
-        inside = rel[len(source) + 1:] if source else rel
+        inside = inside_root(source, rel)
         try:
             try:
                 with FileSystems.open(FileSystems.join(self.roots[source], inside)) as fh:
