@@ -44,8 +44,8 @@ def _state(log: Path, sid: str = "s1") -> str:
 
 @pytest.mark.label_studio
 def test_the_receiver_records_every_event_as_it_happens(ls_env, panel, tmp_path, capsys):
-    """Created, updated and deleted annotations and the pushed tasks are in the log when the
-    request that made them returns; the record keeps the decision and the result's hash, never
+    """Created, updated and deleted annotations are in the log when the request that made them
+    returns; the record keeps the decision and the result's hash, never
     the comment (it may hold an e-mail address); verify covers the records."""
     log = tmp_path / "log"
     pushed = push_round(ls_env, panel, BENCH, "record", [kettle_candidate()], STREAMVIBE, log)
@@ -54,9 +54,9 @@ def test_the_receiver_records_every_event_as_it_happens(ls_env, panel, tmp_path,
     attach = recs[0]
     assert (attach["kind"], attach["state"], attach["session"]) == ("receiver", "attach", pushed.events)
     assert sorted(attach["projects"]) == sorted(pushed.projects.values())
-    created_tasks = [e for e in _events(log) if e["action"] == "TASKS_CREATED"]
-    assert sorted((e["project"], e["tasks"][0]) for e in created_tasks) == sorted(
-        (pushed.projects[rv], pushed.task_id(rv, KEY)) for rv in pushed.projects)
+    # the import sends nothing: TASKS_CREATED is not among the webhook's actions (its payload is
+    # every imported task; the push record already names them)
+    assert _events(log) == []
     r1 = panel.reviewer("r1").client()
     result = build_result("revise", [], "write to r1@example.org")
     a = r1.annotations.create(id=pushed.task_id("r1", KEY), lead_time=3.0, result=result)
@@ -77,11 +77,35 @@ def test_the_receiver_records_every_event_as_it_happens(ls_env, panel, tmp_path,
     assert cli.main(["verify", "--log-dir", str(log)]) == 0
     out = capsys.readouterr().out
     assert f"{len(decision_log.chain(log))} chain records" in out
-    assert "(7 event, 1 push, 1 receiver)" in out  # 4 task imports, created, updated, deleted
+    assert "(3 event, 1 push, 1 receiver)" in out  # created, updated, deleted
     # the pull that follows sees the deleted objection it never pulled
     res = pull(panel.admin.client(), BENCH, "record", STREAMVIBE, panel, log_dir=log)
     assert [(v["kind"], v["reviewer"], v["annotation_id"]) for v in res.violations] == [
         ("deleted_decision", "r1", int(a.id))]
+
+
+@pytest.mark.label_studio
+def test_the_webhook_sends_the_annotation_actions_and_an_every_action_hook_is_narrowed(ls_env, panel,
+                                                                                      tmp_path):
+    """push registers one webhook per project for exactly ``webhooks.ACTIONS``; a hook sending
+    every action (as push registered them before) is narrowed in place, and one sending too
+    little is named by the pull's check until ``ensure_webhook`` repairs it."""
+    admin = panel.admin.client()
+    pushed = push_round(ls_env, panel, BENCH, "actions", [kettle_candidate()], STREAMVIBE,
+                        tmp_path / "log")
+    info = ls_env.server.receiver()
+    pid = pushed.projects["r1"]
+    (hook,) = [w for w in admin.webhooks.list(project=str(pid)) if str(w.url) == info.events_url]
+    assert (hook.send_for_all_actions, sorted(hook.actions)) == (False, sorted(webhooks.ACTIONS))
+    assert webhooks.webhook_problems(admin, [pid], info) == []
+    admin.webhooks.update(id=hook.id, send_for_all_actions=False, actions=["ANNOTATION_CREATED"])
+    assert webhooks.webhook_problems(admin, [pid], info) == [
+        f"project {pid}'s webhook to the receiver is switched off or sends too little"]
+    admin.webhooks.update(id=hook.id, send_for_all_actions=True, actions=[])
+    assert webhooks.webhook_problems(admin, [pid], info) == []  # every action covers them
+    assert webhooks.ensure_webhook(admin, pid, info) == hook.id
+    (again,) = [w for w in admin.webhooks.list(project=str(pid)) if str(w.url) == info.events_url]
+    assert (again.send_for_all_actions, sorted(again.actions)) == (False, sorted(webhooks.ACTIONS))
 
 
 @pytest.mark.label_studio
