@@ -36,10 +36,13 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+import ijson
 
 from annotation import decision_log
 from annotation.label_config import (
@@ -49,7 +52,7 @@ from annotation.label_config import (
 from annotation.rubrics import Rubric
 from core.files import canonical_json, content_hash, file_sha256
 
-__all__ = ["Candidate", "content_hash", "export_tasks", "find_projects", "scrub_emails"]
+__all__ = ["Candidate", "content_hash", "export_tasks", "find_projects", "iter_tasks", "scrub_emails"]
 
 MARKER = "benchforge-review:"  # project description prefix; identifies our projects
 
@@ -170,20 +173,48 @@ def media_url(rel: str) -> str:
     return "/data/local-files/?d=" + quote(rel, safe="/")
 
 
-def ensure_storage(client: Any, project_id: int, folder: Path) -> None:
+def ensure_storage(client: Any, project_id: int, folder: Path, new_project: bool = False) -> None:
     """One local-files storage on the round's store folder; without it media URLs are 404.
-    Never synced: syncing would import every file as a task."""
-    have = {str(Path(s.path)) for s in client.import_storage.local.list(project=project_id)}
+    Never synced: syncing would import every file as a task. ``new_project``: the caller just
+    made the project, so it has no storage to look for."""
+    have = set() if new_project else {
+        str(Path(s.path)) for s in client.import_storage.local.list(project=project_id)}
     if str(folder) not in have:
         client.import_storage.local.create(project=project_id, path=str(folder),
                                            use_blob_urls=True, title=f"media {folder.name}")
 
 
-def export_tasks(client: Any, project_id: int) -> list[dict[str, Any]]:
-    """All tasks with annotations (community edition: synchronous JSON export)."""
+def iter_tasks(client: Any, project_id: int) -> Iterator[dict[str, Any]]:
+    """Every task with its annotations, one at a time as the export streams in (community
+    edition: synchronous JSON export). Why one at a time: a round's project holds thousands of
+    tasks; the whole export and its parse in memory at once were most of a pull's memory."""
     chunks = client.projects.exports.download_sync(
         project_id, export_type="JSON", download_all_tasks=True, download_resources=False)
-    return list(json.loads(b"".join(chunks)))
+    parsed = ijson.sendable_list()
+    parser = ijson.items_coro(parsed, "item", use_float=True)
+    opened = False
+    try:
+        for chunk in chunks:
+            if not opened and chunk.strip():
+                if not chunk.lstrip().startswith(b"["):
+                    raise ValueError(f"the export of project {project_id} is not a JSON list of "
+                                     f"tasks: it starts {chunk.lstrip()[:60]!r}")
+                opened = True
+            parser.send(chunk)
+            yield from parsed
+            del parsed[:]
+        if not opened:
+            raise ValueError(f"the export of project {project_id} is empty")
+        parser.close()
+    except ijson.JSONError as exc:
+        why = " ".join(str(exc).split())  # yajl's message points at the byte over several lines
+        raise ValueError(f"the export of project {project_id} is not valid JSON ({why})") from None
+    yield from parsed
+
+
+def export_tasks(client: Any, project_id: int) -> list[dict[str, Any]]:
+    """All tasks with annotations, as one list (:func:`iter_tasks`)."""
+    return list(iter_tasks(client, project_id))
 
 
 def task_data(benchmark: str, review_round: str, rubric: Rubric, c: Candidate,

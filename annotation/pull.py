@@ -70,9 +70,9 @@ from annotation.label_config import (
 )
 from annotation.projects import (
     bad_media,
-    export_tasks,
     find_projects,
     first_records,
+    iter_tasks,
     page_hashes,
     project_pages,
     scrub_emails,
@@ -172,6 +172,7 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     receiver = webhooks.running_info(pushes[-1]["media_root"])
     gaps += [webhooks.Gap(None, None, why) for why in
              webhooks.webhook_problems(client, sorted(round_projects), receiver)]
+    del records  # the whole chain: what the checks need of it is in events and gaps
 
     def who(uid: int | None) -> str:
         if uid is None:
@@ -196,14 +197,13 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     present_annotations: set[int] = set()
     n_tasks = n_ann = 0
     for rv, project in sorted(projects.items()):
-        tasks = export_tasks(client, project.id)
-        n_tasks += len(tasks)
         owner = owner_of.get(rv)
         want = pages.get(int(project.id), {})
         edited_project = [what for what, key in (("label config", "label_config_sha256"),
                                                  ("instructions", "instructions_sha256"))
                           if page_hashes(project)[key] != want.get(key)]
-        for t in tasks:
+        for t in iter_tasks(client, project.id):  # streamed: one project's export is never whole
+            n_tasks += 1
             tid = int(t["id"])
             d = t.get("data", {})
             anns = t.get("annotations") or []

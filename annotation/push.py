@@ -26,9 +26,9 @@ from annotation.projects import (
     bad_media,
     create_project,
     ensure_storage,
-    export_tasks,
     find_projects,
     first_records,
+    iter_tasks,
     media_url,
     page_hashes,
     project_pages,
@@ -101,7 +101,7 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
                              f"ones its push recorded in {log_dir} (edited after push, or made by "
                              "another tool); decisions there are void — push to a new round")
         existing[rv] = {}
-        for t in export_tasks(client, project.id):
+        for t in iter_tasks(client, project.id):
             d = t.get("data", {})
             if "sample_id" not in d or "version" not in d:
                 continue
@@ -133,15 +133,16 @@ def push(client: Any, benchmark: str, review_round: str, candidates: list[Candid
     try:
         for rv in reviewers:
             project = projects.get(rv)
+            new_project = project is None
             if project is None:
                 project = create_project(client, benchmark, review_round, rv, rubric)
                 created_projects.append(project.id)
                 projects[rv] = project
             store = store_dir(root, benchmark, review_round)
             store.mkdir(parents=True, exist_ok=True)
-            ensure_storage(client, project.id, store)
+            ensure_storage(client, project.id, store, new_project)
             if receiver is not None:
-                webhooks.ensure_webhook(client, int(project.id), receiver)
+                webhooks.ensure_webhook(client, int(project.id), receiver, new_project)
         if receiver is not None:  # before the first task: every event of the round is captured
             session = webhooks.attach(receiver, log_dir, [int(projects[rv].id) for rv in reviewers],
                                       benchmark, review_round)
