@@ -18,17 +18,17 @@ uses), for each stage asked:
 * with ``--train`` (StreamVibe) both stages build the training split beside the evaluation split
   (``--split train``, as ``make build-streamvibe-train`` does: StreamVibe §3.4, App. B.4), so the
   release row also counts SFT streams and RL seed rows, and the floor also decodes the training
-  videos the candidates name.
+  videos.
 
 The **floor** is measured in the same run on the same videos, one process: every video the build
-decodes, decoded once with the project's decoder (StreamVibe: ``core.media.video.causal_frames``
-at 1 FPS with the streams' size cap, JPEG-encoding the frames it keeps, as the build does, over
-every video its listing names (:func:`listed_videos`) — also those that yield no candidate or
-turn out truncated or corrupt, which the build must decode to find out; ProReady-QA:
-``probe_video``, the one decode its template build needs, since its items reference the video
-and embed no frame, over the videos its candidates name), plus the browser copy the build makes
-for review of each video its candidates name (``transcode_for_browser`` to H.264). ``videos`` and
-``video min`` count the decoded videos.
+decodes — every video its listing names (:func:`listed_videos`), also those that yield no
+candidate or turn out truncated, corrupt or annotated past their end, which the build must
+decode to find out — decoded once with the project's decoder (StreamVibe:
+``core.media.video.causal_frames`` at 1 FPS with the streams' size cap, JPEG-encoding the frames
+it keeps, as the build does; ProReady-QA: ``probe_video``, the one decode its template build
+needs, since its items reference the video and embed no frame), plus the browser copy the build
+makes for review of each video its candidates name (``transcode_for_browser`` to H.264).
+``videos`` and ``video min`` count the decoded videos.
 
     .venv/bin/python benchmarks/scale_video.py streamvibe --scales 1,10
     .venv/bin/python benchmarks/scale_video.py proready --scales 1,10 --workers 1,2 --stages pending,release
@@ -191,11 +191,40 @@ def candidate_videos(state: Path, benchmark: str, raw: Path) -> list[Path]:
     return [root / n for n in sorted(names) if (root / n).is_file()]
 
 
-def listed_videos(raw: Path, config: Path, train: bool) -> list[Path]:
-    """StreamVibe: every video the build's listing names and so decodes once, each distinct
-    (video key, file) as its ``Normalize`` step takes them — the candidates' videos and also
-    those that turn out to have none (no valid request, a truncated or corrupt file: the build
-    decodes them to find out). Listed with the pipeline's own listing functions."""
+def listed_videos(benchmark: str, raw: Path, config: Path, train: bool = False) -> list[Path]:
+    """Every video the build's listing names and so decodes once — the candidates' videos and
+    also those that turn out to have none (no valid request or annotation, a truncated or
+    corrupt file: the build decodes them to find out). Listed with the pipeline's own listing
+    functions; ``train``: StreamVibe's training manifest too."""
+    if benchmark == "streamvibe":
+        return _streamvibe_videos(raw, config, train)
+    return _proready_videos(raw, config)
+
+
+def _proready_videos(raw: Path, config: Path) -> list[Path]:
+    """ProReady-QA: each manifest entry's ``path`` and each listed dataset's videos, as its
+    readers enumerate them (an entry or a video refused at listing is never decoded)."""
+    from pipelines.common.sources import ItemRef, ReaderConfig
+    from pipelines.common.video_sources.base import NativeVideo
+    from pipelines.proready.native import open_dataset
+    from pipelines.proready.sources import ProReadyReader
+
+    cfg = yaml.safe_load(config.read_text())
+    root = raw / cfg["source"]["path"]
+    reader = ProReadyReader(str(root), ReaderConfig(extra={"manifest": cfg["source"]["manifest"]}))
+    paths = [ref.payload["entry"].get("path") for ref in reader.enumerate() if isinstance(ref, ItemRef)]
+    found = {root / p for p in paths  # the build refuses an absolute or ../ path before decoding
+             if isinstance(p, str) and p and not Path(p).is_absolute() and ".." not in Path(p).parts}
+    names = list(cfg.get("datasets") or {})
+    roots = {name: str(root / name) for name in [*names, "ego4d"]}
+    for name in names:
+        found |= {root / name / v.video for v in open_dataset(name, roots[name], roots).videos()
+                  if isinstance(v, NativeVideo)}
+    return sorted(found)
+
+
+def _streamvibe_videos(raw: Path, config: Path, train: bool) -> list[Path]:
+    """StreamVibe: each distinct (video key, file) as its ``Normalize`` step takes them."""
     from pipelines.streamvibe.pipeline import _into_train, _pair_key, _video_path, inside_root
     from pipelines.streamvibe.planner import planned_pairs
     from pipelines.streamvibe.sources import enumerate_pairs
@@ -325,8 +354,7 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
     if pend is not None and args.floor:
         state = pending_state(work / f"out-{n}x-w{pend.workers}-pending", args.benchmark)
         videos = candidate_videos(state, args.benchmark, raw)
-        decoded = (listed_videos(raw, config, args.train) if args.benchmark == "streamvibe"
-                   else videos)
+        decoded = listed_videos(args.benchmark, raw, config, args.train)
         log(f"{args.benchmark} {n}x: measuring the floor: {len(decoded)} videos decoded, "
             f"{len(videos) if args.review_copies else 0} review copies")
         decode_s, review_s, minutes = floor(videos, args.benchmark, args.review_copies, decoded)

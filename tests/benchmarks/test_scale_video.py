@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.scale_video import (
@@ -47,7 +48,7 @@ def release(videos: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
 def test_the_floor_decodes_every_video_the_release_lists(release: tuple[Path, Path, Path, Path]) -> None:
     raw, config, state, released = release
     facts = json.loads((released / "manifest.json").read_text())["videos"]
-    listed = listed_videos(raw, config, train=False)
+    listed = listed_videos("streamvibe", raw, config)
     # every video the release read is listed (the same bytes), and nothing more: a truncated or
     # corrupt file is in both, named unreadable by the release, decoded by both
     read = Counter(f["sha256"] for f in facts if not f["sha256"].startswith("unreadable"))
@@ -57,3 +58,36 @@ def test_the_floor_decodes_every_video_the_release_lists(release: tuple[Path, Pa
     # the review copies' videos (those with candidates) are among them, and fewer
     with_candidates = candidate_videos(state, "streamvibe", raw)
     assert set(with_candidates) < set(listed)
+
+
+def test_the_proready_floor_decodes_every_video_the_release_read(tmp_path: Path) -> None:
+    """ProReady-QA's listing (the manifest's entries and the listed datasets' videos) names
+    exactly the files its release records as read — the same (file, sha256) checksum — and more
+    than the candidates name."""
+    from exports.release import source_digest
+    from pipelines.proready.build import run
+    from pipelines.proready.demo import make_corpus
+
+    raw = tmp_path / "raw"
+    root = make_corpus(raw)
+    config = scale_config("proready", tmp_path / "proready.yaml")
+    out = tmp_path / "out"
+    common = ["--config", str(config), "--raw-dir", str(raw), "--out", str(out),
+              "--review-media", "source"]
+    run(common)
+    state = pending_state(out, "proready")
+    assert state is not None
+    released = run([*common, *write_decisions(state, "proready", tmp_path / "decisions")])
+    read = json.loads((released / "manifest.json").read_text())["sources"]["videos"]
+    listed = listed_videos("proready", raw, config)
+    # the videos decoded and then rejected (an annotation past the decoded end) are decoded by
+    # both, and the release records only the others as read
+    rejected = pq.read_table(next((released / "rejected").glob("*.parquet"))).to_pylist()
+    decoded_then_rejected = {r["item_id"].split("/")[-1] for r in rejected
+                             if r["environment"] == "videos" and r["stage"] == "read"}
+    assert len(decoded_then_rejected) == 2
+    kept = [p for p in listed if p.stem not in decoded_then_rejected]
+    assert len(kept) == len(listed) - 2
+    files = [{"file": p.relative_to(root).as_posix(), "sha256": sha256_hex(p.read_bytes())} for p in kept]
+    assert {k: read[k] for k in ("files", "sha256")} == source_digest(files)
+    assert set(candidate_videos(state, "proready", raw)) < set(listed)
