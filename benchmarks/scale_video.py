@@ -51,13 +51,16 @@ one's seconds), ``ceiling`` (floor s / floor w s: what w processes gain over one
 on this machine now), ``speedup`` (the 1-worker build's wall / this one's), ``sp/ceil``
 (speedup / ceiling), ``RSS×``, ``PSS×`` and ``s/min×`` (against the smallest scale of the same
 stage and worker count), ``load`` (1-minute load average at the start: other work on the
-machine). Absolute seconds depend on the machine and
-its load; the ratios are what to compare.
+machine). Absolute seconds depend on the machine and its load; the ratios are what to compare.
+Under the table, for each scale and stage built with several worker counts: whether every build
+wrote the same bytes (the release's Parquet files, the pending state's candidates); a build that
+did not is marked in its status and the exit code is 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import multiprocessing
 import os
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
 
 from benchmarks.monitor import MB, log, python_exe, run_monitored  # noqa: E402
 from benchmarks.replicate_video import REPLICATED, replicate  # noqa: E402
+from core.files import file_sha256  # noqa: E402
 
 DEMO_MEDIA = ROOT / ".cache" / "demo-media" / "video"
 STAGES = ("pending", "release")
@@ -114,6 +118,9 @@ class Row:
     pss_ratio: float | None = None
     time_ratio: float | None = None
     load_avg_1m: float = 0.0
+    # what the build wrote: one sha256 over the release's Parquet files (relative path and sha256
+    # of each), or of the pending state's candidates; rows of one scale and stage must agree
+    output_sha256: str | None = None
     stderr_tail: list[str] = field(default_factory=list)
 
 
@@ -431,10 +438,33 @@ def _count(row: Row, out: Path, benchmark: str) -> None:
                        for f in sorted((release / folder).rglob("*.parquet")))
 
         row.samples, row.sft_streams, row.rl_seeds = rows("data"), rows("sft"), rows("rl_seed")
+        listing = "\n".join(f"{f.relative_to(release).as_posix()}\t{file_sha256(f)}"
+                            for f in sorted(release.rglob("*.parquet")))
+        row.output_sha256 = hashlib.sha256(listing.encode()).hexdigest()
         return
     state = pending_state(out, benchmark)
     if state is not None:
         row.samples = len((state / "candidates.jsonl").read_text().splitlines())
+        row.output_sha256 = file_sha256(state / "candidates.jsonl")
+
+
+def check_same_bytes(rows: list[Row]) -> list[str]:
+    """One line per scale and stage built with several worker counts: whether every build wrote
+    the same bytes; a row that differs from the first is marked in its status."""
+    lines = []
+    for key in sorted({(r.scale, r.stage) for r in rows}):
+        group = [r for r in rows if (r.scale, r.stage) == key and r.status == "ok" and r.output_sha256]
+        if len(group) < 2:
+            continue
+        first = group[0]
+        differ = [r for r in group[1:] if r.output_sha256 != first.output_sha256]
+        for r in differ:
+            r.status = f"bytes differ from w{first.workers}"
+        workers = ", ".join(f"w{r.workers}" for r in group)
+        lines.append(f"{key[0]}x {key[1]}: {workers}: " + (
+            f"same bytes ({first.output_sha256[:12]})" if not differ else
+            "DIFFERENT bytes: " + ", ".join(f"w{r.workers} {r.output_sha256[:12]}" for r in group)))
+    return lines
 
 
 def add_ratios(rows: list[Row]) -> None:
@@ -517,8 +547,10 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.scales:
         rows += run_scale(n, args, raw_demo, config, work)
     add_ratios(rows)
+    same = check_same_bytes(rows)
     table = render(rows)
     print(table)
+    print("\n".join(same))
     if args.json:
         args.json.write_text(json.dumps({
             "benchmark": args.benchmark, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

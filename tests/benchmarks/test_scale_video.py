@@ -91,3 +91,15 @@ def test_the_proready_floor_decodes_every_video_the_release_read(tmp_path: Path)
     files = [{"file": p.relative_to(root).as_posix(), "sha256": sha256_hex(p.read_bytes())} for p in kept]
     assert {k: read[k] for k in ("files", "sha256")} == source_digest(files)
     assert set(candidate_videos(state, "proready", raw)) < set(listed)
+
+
+def test_builds_with_other_worker_counts_must_write_the_same_bytes() -> None:
+    from benchmarks.scale_video import Row, check_same_bytes
+
+    rows = [Row(100, "release", 1, output_sha256="a" * 64), Row(100, "release", 2, output_sha256="a" * 64),
+            Row(100, "pending", 1, output_sha256="b" * 64), Row(100, "pending", 2, output_sha256="c" * 64),
+            Row(1, "pending", 1, output_sha256="d" * 64)]
+    assert check_same_bytes(rows) == [
+        f"100x pending: w1, w2: DIFFERENT bytes: w1 {'b' * 12}, w2 {'c' * 12}",
+        f"100x release: w1, w2: same bytes ({'a' * 12})"]
+    assert [r.status for r in rows] == ["ok", "ok", "ok", "bytes differ from w1", "ok"]
