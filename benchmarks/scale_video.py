@@ -60,7 +60,7 @@ did not is marked in its status and the exit code is 1.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import contextlib
 import json
 import multiprocessing
 import os
@@ -211,17 +211,21 @@ def listed_videos(benchmark: str, raw: Path, config: Path, train: bool = False) 
 def _proready_videos(raw: Path, config: Path) -> list[Path]:
     """ProReady-QA: each manifest entry's ``path`` and each listed dataset's videos, as its
     readers enumerate them (an entry or a video refused at listing is never decoded)."""
-    from pipelines.common.sources import ItemRef, ReaderConfig
+    from core.errors import BadInput
+    from pipelines.common.sources import ItemRef, ReaderConfig, safe_relative
     from pipelines.common.video_sources.base import NativeVideo
     from pipelines.proready.native import open_dataset
     from pipelines.proready.sources import ProReadyReader
 
     cfg = yaml.safe_load(config.read_text())
     root = raw / cfg["source"]["path"]
-    reader = ProReadyReader(str(root), ReaderConfig(extra={"manifest": cfg["source"]["manifest"]}))
-    paths = [ref.payload["entry"].get("path") for ref in reader.enumerate() if isinstance(ref, ItemRef)]
-    found = {root / p for p in paths  # the build refuses an absolute or ../ path before decoding
-             if isinstance(p, str) and p and not Path(p).is_absolute() and ".." not in Path(p).parts}
+    manifest = cfg["source"]["manifest"]
+    reader = ProReadyReader(str(root), ReaderConfig(extra={"manifest": manifest}))
+    found = set()
+    for ref in reader.enumerate():
+        if isinstance(ref, ItemRef):
+            with contextlib.suppress(BadInput):  # the build refuses, by this rule, before decoding
+                found.add(root / safe_relative(ref.payload["entry"].get("path"), manifest, "path"))
     names = list(cfg.get("datasets") or {})
     roots = {name: str(root / name) for name in [*names, "ego4d"]}
     for name in names:
@@ -429,6 +433,8 @@ def _count(row: Row, out: Path, benchmark: str) -> None:
     """Samples: candidates of the pending state, rows of the release's data."""
     import pyarrow.parquet as pq
 
+    from exports.release import source_digest
+
     manifests = sorted(out.glob(f"{benchmark}/*/manifest.json"))
     if row.stage == "release" and manifests:
         release = manifests[0].parent
@@ -438,9 +444,9 @@ def _count(row: Row, out: Path, benchmark: str) -> None:
                        for f in sorted((release / folder).rglob("*.parquet")))
 
         row.samples, row.sft_streams, row.rl_seeds = rows("data"), rows("sft"), rows("rl_seed")
-        listing = "\n".join(f"{f.relative_to(release).as_posix()}\t{file_sha256(f)}"
-                            for f in sorted(release.rglob("*.parquet")))
-        row.output_sha256 = hashlib.sha256(listing.encode()).hexdigest()
+        row.output_sha256 = source_digest([
+            {"file": f.relative_to(release).as_posix(), "sha256": file_sha256(f)}
+            for f in release.rglob("*.parquet")])["sha256"]
         return
     state = pending_state(out, benchmark)
     if state is not None:
