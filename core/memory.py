@@ -8,9 +8,9 @@ from the heap instead of mapped, and a fragmented heap is never given back: each
 the high-water mark of everything it had held (measured: docs/scaling.md, "Why memory stays
 flat").
 
-* :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off) and its
-  trim threshold in this process, and in the environment so the worker processes a local runner
-  starts inherit them.
+* :func:`bound_heap` fixes glibc's mmap threshold (which also turns the dynamic raise off), its
+  trim threshold and its number of arenas in this process, and in the environment so the worker
+  processes a local runner starts inherit them.
 * :func:`release_memory` returns what Arrow's pool and glibc's heap hold free to the system —
   called after each Parquet row group is written.
 * :func:`trim_periodically` gives glibc's free heap pages back once a second from a daemon
@@ -24,14 +24,18 @@ flat").
 The values were chosen by measurement (docs/scaling.md, measurement log). At glibc's starting
 values (128 KiB for both) every buffer over 128 KiB was mapped and zero-filled anew and every
 free at the top of a heap gave its pages back to be faulted in again, which cost two workers
-more system time than their gain. With the mmap threshold at 4 MiB and the trim threshold at
-16 MiB, buffers up to a Parquet page or a frame are reused from the heap, while the
-multi-megabyte data-plane messages and row groups are still mapped on their own and a heap
-keeps at most 16 MiB free at its top. The environment variables (``MALLOC_MMAP_THRESHOLD_``,
-``MALLOC_TRIM_THRESHOLD_``) override either value.
+more system time than their gain. With the mmap threshold at 4 MiB and the trim threshold at 16
+MiB, buffers up to a Parquet page or a frame are reused from the heap, while the multi-megabyte
+data-plane messages and row groups are still mapped on their own and a heap keeps at most 16 MiB
+free at its top. Arenas: glibc gives each new thread that allocates an arena of its own, up to
+eight per core, and each arena keeps its own free pages and fragments; a build's worker runs
+Beam's bundle threads, gRPC's threads and the frame encoder's thread, and its resident memory
+grew by each of their arenas. Two arenas keep that bounded (measured: docs/scaling.md, "Arenas
+and row groups"). The environment variables (``MALLOC_MMAP_THRESHOLD_``,
+``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_ARENA_MAX``) override each value.
 
-Both do nothing where the C library is not glibc (musl, macOS, Windows); neither changes a byte
-of what a build writes.
+None of this does anything where the C library is not glibc (musl, macOS, Windows), and none of
+it changes a byte of what a build writes.
 """
 
 from __future__ import annotations
@@ -44,9 +48,11 @@ from typing import Any
 
 MMAP_THRESHOLD = 4 * 1024 * 1024  # buffers this large or larger are mapped on their own
 TRIM_THRESHOLD = 16 * 1024 * 1024  # free memory a heap may keep at its top
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
+ARENA_MAX = 2  # malloc arenas a process may have, whatever its threads
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # mallopt parameters (malloc.h)
 ENV = "MALLOC_MMAP_THRESHOLD_"  # glibc's environment alias of glibc.malloc.mmap_threshold
 TRIM_ENV = "MALLOC_TRIM_THRESHOLD_"  # ... and of glibc.malloc.trim_threshold
+ARENA_ENV = "MALLOC_ARENA_MAX"  # ... and of glibc.malloc.arena_max
 
 
 def _glibc() -> Any | None:
@@ -62,19 +68,23 @@ _LIBC = _glibc()
 
 
 def bound_heap() -> bool:
-    """Fix the mmap threshold at :data:`MMAP_THRESHOLD` and the trim threshold at
-    :data:`TRIM_THRESHOLD` in this process and (unless the user set them) in the environment
-    worker processes inherit; True when this process applied both. Buffers at or above the mmap
-    threshold are mapped and unmapped on their own, so freeing one gives its memory back at once;
-    a heap gives back what is free at its top beyond the trim threshold."""
+    """Fix the mmap threshold at :data:`MMAP_THRESHOLD`, the trim threshold at
+    :data:`TRIM_THRESHOLD` and the arenas at :data:`ARENA_MAX` in this process and (unless the
+    user set them) in the environment worker processes inherit; True when this process applied
+    all three. Buffers at or above the mmap threshold are mapped and unmapped on their own, so
+    freeing one gives its memory back at once; a heap gives back what is free at its top beyond
+    the trim threshold; threads started later share the arenas there are (an arena already made
+    stays)."""
     if _LIBC is None:
         return False
     os.environ.setdefault(ENV, str(MMAP_THRESHOLD))
     os.environ.setdefault(TRIM_ENV, str(TRIM_THRESHOLD))
+    os.environ.setdefault(ARENA_ENV, str(ARENA_MAX))
     mapped = _LIBC.mallopt(_M_MMAP_THRESHOLD, int(os.environ[ENV]))
     trimmed = _LIBC.mallopt(_M_TRIM_THRESHOLD, int(os.environ[TRIM_ENV]))
+    shared = _LIBC.mallopt(_M_ARENA_MAX, int(os.environ[ARENA_ENV]))
     trim_periodically()
-    return bool(mapped and trimmed)
+    return bool(mapped and trimmed and shared)
 
 
 TRIM_PERIOD_S = 1.0
