@@ -27,7 +27,10 @@ from core.seeding import id_hash
 from schemas.core import RecordSchema
 
 MAX_SHARD_BYTES = 450 * 1024 * 1024  # shards <= 500 MB (encoded size is close to raw)
-MAX_ROW_GROUP_BYTES = 16 * 1024 * 1024  # row groups <= 100 MB; small ones keep the writer's memory flat
+# a row group's frames: the writer holds a few copies of one row group at a time (Python bytes,
+# the Arrow table, its encoded pages), and two workers write at once; 16 MB cost each writer
+# ~110 MB, 8 MB ~60 MB (docs/scaling.md, "Arenas and row groups")
+MAX_ROW_GROUP_BYTES = 8 * 1024 * 1024
 HASH_SPACE = 1 << 128
 
 
