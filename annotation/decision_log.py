@@ -49,7 +49,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,17 @@ def _describe(n: int, rec: Mapping[str, Any]) -> str:
 
 def chain(log_dir: str | Path) -> list[dict[str, Any]]:
     """The chain records of a verified log, oldest first (verifies it: :func:`verify`)."""
-    return _verify(Path(log_dir))[1]
+    return list(iter_chain(log_dir))
+
+
+def iter_chain(log_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """The chain records of the log, oldest first, each verified before it is yielded, and the
+    log's files checked against the chain once the last is read (:func:`verify`). Why a stream:
+    the webhook's events are one record each, so a round of 16,400 decisions is a chain of more
+    than 16,400 records, and a reader that needs only some of each (pull) need not hold them
+    all. :class:`BrokenChain` comes at the first bad record: consume the whole stream before
+    acting on what it gave."""
+    yield from _walk(Path(log_dir), [])
 
 
 def verify(log_dir: str | Path) -> str:
@@ -119,46 +129,59 @@ def verify(log_dir: str | Path) -> str:
     return _verify(Path(log_dir))[0]
 
 
-def _verify(log: Path) -> tuple[str, list[dict[str, Any]]]:
-    head, recs, named = GENESIS, [], set()
+def _verify(log: Path) -> tuple[str, int]:
+    """The head and the record count of a verified log (its records are not kept)."""
+    end: list[tuple[str, int]] = []
+    for _ in _walk(log, end):
+        pass
+    return end[0]
+
+
+def _walk(log: Path, end: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:
+    """Yield each record once it is verified; finally check the files nobody recorded and
+    append (head, record count) to ``end``. Reads the chain a line at a time."""
+    head, n, named = GENESIS, 0, set()
     cpath = log / CHAIN
-    lines = cpath.read_text(encoding="utf-8").splitlines() if cpath.is_file() else []
-    for n, line in enumerate(lines, start=1):
-        try:
-            rec = json.loads(line)
-            if not isinstance(rec, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            raise BrokenChain(f"{log}: {CHAIN} line {n} is not a chain record ({exc})") from None
-        label = _describe(n, rec)
-        if rec.get("seq") != n or rec.get("prev") != head:
-            raise BrokenChain(f"{log}: {label} does not follow record {n - 1} (records removed, "
-                              "inserted or reordered)")
-        if rec.get("head") != _record_hash(rec):
-            raise BrokenChain(f"{log}: {label} was edited after it was written (its hash does not "
-                              "match)")
-        for rel, sha in sorted(dict(rec.get("files") or {}).items()):
-            f = log / rel
-            if not f.is_file():
-                raise BrokenChain(f"{log}: {label}: its file {rel} is missing (deleted or renamed)")
-            if file_sha256(f) != sha:
-                raise BrokenChain(f"{log}: {label}: its file {rel} was changed after it was "
-                                  f"written (sha256 {sha[:12]} recorded, {file_sha256(f)[:12]} now)")
-            named.add(rel)
-        head = rec["head"]
-        recs.append(rec)
+    with ExitStack() as stack:
+        lines = stack.enter_context(open(cpath, encoding="utf-8")) if cpath.is_file() else ()
+        for n, line in enumerate(lines, start=1):
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise ValueError("not an object")
+            except ValueError as exc:
+                raise BrokenChain(f"{log}: {CHAIN} line {n} is not a chain record ({exc})") from None
+            label = _describe(n, rec)
+            if rec.get("seq") != n or rec.get("prev") != head:
+                raise BrokenChain(f"{log}: {label} does not follow record {n - 1} (records removed, "
+                                  "inserted or reordered)")
+            if rec.get("head") != _record_hash(rec):
+                raise BrokenChain(f"{log}: {label} was edited after it was written (its hash does "
+                                  "not match)")
+            for rel, sha in sorted(dict(rec.get("files") or {}).items()):
+                f = log / rel
+                if not f.is_file():
+                    raise BrokenChain(f"{log}: {label}: its file {rel} is missing (deleted or "
+                                      "renamed)")
+                if file_sha256(f) != sha:
+                    raise BrokenChain(f"{log}: {label}: its file {rel} was changed after it was "
+                                      f"written (sha256 {sha[:12]} recorded, {file_sha256(f)[:12]} "
+                                      "now)")
+                named.add(rel)
+            head = rec["head"]
+            yield rec
     for folder in _CHAINED:
         d = log / folder
         for f in sorted(d.iterdir()) if d.is_dir() else []:
             rel = f"{folder}/{f.name}"
             if rel not in named and not f.name.startswith("."):
-                if not recs:
+                if not n:
                     raise BrokenChain(f"{log}: {rel} is not in the chain: the log has no {CHAIN} "
                                       "(written before logs were chained, or the chain was "
                                       "deleted); `review verify --adopt` chains it as it is now")
                 raise BrokenChain(f"{log}: {rel} is not in the chain (added after the fact; "
-                                  f"{len(recs)} chain records, head {head[:12]})")
-    return head, recs
+                                  f"{n} chain records, head {head[:12]})")
+    end.append((head, n))
 
 
 @contextmanager
@@ -314,12 +337,12 @@ def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, bench
     log = Path(log_dir)
     rows, viol = [dict(d) for d in decisions], [dict(v) for v in violations]
     with _locked(log):
-        head, recs = _verify(log)
+        head, n = _verify(log)
         now = datetime.now(UTC)
         files = _write_snapshot(log, _stem(now, benchmark, review_round), rows, viol,
                                 {"benchmark": benchmark, "review_round": review_round,
                                  "pulled_at": now.isoformat()})
-        _chain_append(log, head, len(recs), "pull", files, benchmark=benchmark,
+        _chain_append(log, head, n, "pull", files, benchmark=benchmark,
                       review_round=review_round)
     return files[0]
 
@@ -330,13 +353,13 @@ def append_push(log_dir: str | Path, records: Iterable[Mapping[str, Any]], *, be
     log = Path(log_dir)
     recs_in = [dict(r) for r in records]
     with _locked(log):
-        head, recs = _verify(log)
+        head, n = _verify(log)
         (log / "pushes").mkdir(parents=True, exist_ok=True)
         now = datetime.now(UTC)
         path = log / "pushes" / f"{_stem(now, benchmark, review_round)}.jsonl"
         write_atomic(path, "".join(json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True)
                                    + "\n" for r in recs_in))
-        _chain_append(log, head, len(recs), "push", [path], benchmark=benchmark,
+        _chain_append(log, head, n, "push", [path], benchmark=benchmark,
                       review_round=review_round)
     return path
 
@@ -358,7 +381,7 @@ def import_rows(log_dir: str | Path, source: str | Path) -> dict[str, Any]:
     for r in rows:
         groups.setdefault((str(r["benchmark"]), str(r["review_round"])), []).append(r)
     with _locked(log):
-        head, recs = _verify(log)
+        head, n = _verify(log)
         now = datetime.now(UTC)
         (log / "imports").mkdir(parents=True, exist_ok=True)
         copy = log / "imports" / f"{now:%Y%m%dT%H%M%S%fZ}-{sha[:12]}-{slug(src.name)}"
@@ -368,7 +391,7 @@ def import_rows(log_dir: str | Path, source: str | Path) -> dict[str, Any]:
             files += _write_snapshot(log, _stem(now, bench, rnd), part, [], {
                 "benchmark": bench, "review_round": rnd, "pulled_at": now.isoformat(),
                 "imported_from": src.name, "source_sha256": sha})
-        return _chain_append(log, head, len(recs), "import", files,
+        return _chain_append(log, head, n, "import", files,
                              source={"file": src.name, "sha256": sha, "rows": len(rows)})
 
 

@@ -166,13 +166,11 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                and v["kind"] in TAINTING}
     # what the webhook receiver captured of the round's projects, and the holes in it
     round_projects = {int(pid) for rec in pushes for pid in rec["projects"].values()}
-    records = decision_log.chain(log_dir)
-    events = webhooks.annotation_events(records)
-    gaps = webhooks.capture_gaps(records, round_projects)
+    # streamed: of the chain, only each annotation's events and the holes in the capture are kept
+    events, gaps = webhooks.read_capture(decision_log.iter_chain(log_dir), round_projects)
     receiver = webhooks.running_info(pushes[-1]["media_root"])
     gaps += [webhooks.Gap(None, None, why) for why in
              webhooks.webhook_problems(client, sorted(round_projects), receiver)]
-    del records  # the whole chain: what the checks need of it is in events and gaps
 
     def who(uid: int | None) -> str:
         if uid is None:

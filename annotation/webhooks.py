@@ -60,6 +60,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -496,7 +497,7 @@ class Gap:
                 f"{self.end or 'this pull'} ({self.why})")
 
 
-def capture_gaps(records: list[dict[str, Any]], projects: set[int],
+def capture_gaps(records: Iterable[dict[str, Any]], projects: set[int],
                  alive: Any = health) -> list[Gap]:
     """The holes in the capture of the projects' events since the first ``attach`` of any of
     them, from the log's ``receiver`` and ``event`` records; ``alive(url)`` gives the session
@@ -550,25 +551,45 @@ class AnnotationEvents:
     created: bool = False
 
 
-def annotation_events(records: list[dict[str, Any]]) -> dict[int, AnnotationEvents]:
+def annotation_events(records: Iterable[dict[str, Any]]) -> dict[int, AnnotationEvents]:
     """annotation id -> its events, from the log's ``event`` records (only its attached projects
     send them; annotation ids are unique on a server, so a decision moved across projects or
     rounds keeps its whole history)."""
     out: dict[int, AnnotationEvents] = {}
     for r in records:
-        if r.get("kind") != "event":
-            continue
-        action = r.get("action")
-        for a in r.get("annotations", []):
-            if a.get("id") is None:
-                continue
-            ev = out.setdefault(int(a["id"]), AnnotationEvents([]))
-            if action == DELETED:
-                ev.deleted_at = ev.deleted_at or r["at"]
-            elif action in ANNOTATION_WRITES:
-                ev.states.append({**a, "action": action, "at": r["at"], "seq": r["seq"]})
-                ev.created = ev.created or action != "ANNOTATION_UPDATED"
+        _add_event(out, r)
     return out
+
+
+def _add_event(out: dict[int, AnnotationEvents], r: dict[str, Any]) -> None:
+    if r.get("kind") != "event":
+        return
+    action = r.get("action")
+    for a in r.get("annotations", []):
+        if a.get("id") is None:
+            continue
+        ev = out.setdefault(int(a["id"]), AnnotationEvents([]))
+        if action == DELETED:
+            ev.deleted_at = ev.deleted_at or r["at"]
+        elif action in ANNOTATION_WRITES:
+            ev.states.append({**a, "action": action, "at": r["at"], "seq": r["seq"]})
+            ev.created = ev.created or action != "ANNOTATION_UPDATED"
+
+
+def read_capture(records: Iterable[dict[str, Any]], projects: set[int], alive: Any = health
+                 ) -> tuple[dict[int, AnnotationEvents], list[Gap]]:
+    """:func:`annotation_events` and :func:`capture_gaps` in one pass over the records. Why: a
+    pull streams the log's chain (``decision_log.iter_chain``), whose records are mostly these
+    events, rather than holding it whole while both read it."""
+    events: dict[int, AnnotationEvents] = {}
+
+    def passing() -> Iterator[dict[str, Any]]:
+        for r in records:
+            _add_event(events, r)
+            yield r
+
+    gaps = capture_gaps(passing(), projects, alive)
+    return events, gaps
 
 
 def main(argv: list[str] | None = None) -> int:

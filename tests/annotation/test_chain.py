@@ -295,3 +295,31 @@ def test_a_log_from_before_the_chain_is_refused_until_adopted(tmp_path: Path, ca
     assert [r["sample_id"] for r in decision_log.read_decisions(log, "b")] == ["a"]
     assert cli.main(["verify", "--log-dir", str(log), "--adopt"]) == 2
     assert "already has a chain" in capsys.readouterr().err
+
+
+def test_the_chain_streams_verified_records_and_stops_at_the_first_bad_one(tmp_path: Path):
+    """``iter_chain`` (what pull reads: the webhook's events are one record each) yields the
+    records ``chain`` returns, each only after it is verified; an edited record stops the stream
+    there, and a file nobody recorded is found once the last record is read."""
+    log = tmp_path / "log"
+    for i in range(5):
+        decision_log.append_record(log, "event", action="ANNOTATION_CREATED", annotations=[{"id": i}])
+    assert list(decision_log.iter_chain(log)) == decision_log.chain(log)
+    assert [r["seq"] for r in decision_log.iter_chain(log)] == [1, 2, 3, 4, 5]
+    lines = (log / decision_log.CHAIN).read_text().splitlines()
+    edited = json.loads(lines[2])
+    edited["annotations"] = [{"id": 99}]
+    (log / decision_log.CHAIN).write_text("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]) + "\n")
+    seen = []
+    with pytest.raises(decision_log.BrokenChain, match="chain record 3 .* edited after it was written"):
+        for rec in decision_log.iter_chain(log):
+            seen.append(rec["seq"])
+    assert seen == [1, 2]
+    (log / decision_log.CHAIN).write_text("\n".join(lines) + "\n")
+    (log / "decisions").mkdir()
+    (log / "decisions" / "extra.parquet").write_bytes(b"x")
+    seen = []
+    with pytest.raises(decision_log.BrokenChain, match="decisions/extra.parquet is not in the chain"):
+        for rec in decision_log.iter_chain(log):
+            seen.append(rec["seq"])
+    assert seen == [1, 2, 3, 4, 5]

@@ -291,6 +291,27 @@ def test_capture_gaps_from_the_receivers_records():
     assert gap.start is None and "no webhook receiver was attached" in gap.why
 
 
+
+def test_one_pass_over_a_stream_gives_the_events_and_the_gaps():
+    """``read_capture`` (pull's one pass over the streamed chain) finds what the two readers find
+    over the whole list, from a stream that can be read only once."""
+    attach = _rec("receiver", "t1", "a", state="attach", url="http://a", projects=[5])
+    made = _rec("event", "t2", "a", action="ANNOTATION_CREATED", seq=2,
+                annotations=[{"id": 7, "task": 3, "decision": "approve"}])
+    edited = _rec("event", "t3", "a", action="ANNOTATION_UPDATED", seq=3,
+                  annotations=[{"id": 7, "task": 3, "decision": "reject"}])
+    gone = _rec("event", "t4", "a", action=webhooks.DELETED, seq=4, annotations=[{"id": 8}])
+    killed = _rec("receiver", "t5", "b", state="start", url="http://b")
+    records = [attach, made, edited, gone, killed]
+    alive = {"http://b": "b"}.get
+    events, gaps = webhooks.read_capture(iter(records), {5}, alive)
+    assert events == webhooks.annotation_events(records)
+    assert gaps == webhooks.capture_gaps(records, {5}, alive)
+    assert [st["decision"] for st in events[7].states] == ["approve", "reject"]
+    assert events[7].created and events[8].deleted_at == "t4"
+    (gap,) = gaps
+    assert (gap.start, gap.end) == ("t4", "t5")
+
 def _receiver_down(ls_env, how: str) -> None:
     info = ls_env.server.receiver()
     if how == "stopped":
