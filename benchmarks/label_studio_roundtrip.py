@@ -35,6 +35,7 @@ from annotation.projects import Candidate, export_tasks  # noqa: E402
 from annotation.pull import pull  # noqa: E402
 from annotation.push import PushResult, push  # noqa: E402
 from annotation.server import LabelStudioServer, PanelConfig, ensure_panel  # noqa: E402
+from benchmarks.monitor import PeakRss  # noqa: E402
 from pipelines.streamvibe.rubric import STREAMVIBE  # noqa: E402
 
 
@@ -133,7 +134,8 @@ def main() -> int:
 
             # -- push --------------------------------------------------------------------------
             t = time.perf_counter()
-            pushed = push_all()
+            with PeakRss() as mem_push:
+                pushed = push_all()
             t_push = time.perf_counter() - t
             rss_push = _peak_rss_mb()
             t = time.perf_counter()
@@ -154,7 +156,7 @@ def main() -> int:
                 print(f"\n{n} candidates, push only: push {t_push:.2f} s, baseline (4 new projects + "
                       f"raw bulk import) {t_push_base:.2f} s -> ours / baseline in tasks/s "
                       f"{t_push_base / t_push:.2f}; re-push {t_repush:.2f} s; peak RSS "
-                      f"{rss_push:.0f} MB")
+                      f"{rss_push:.0f} MB (during push: +{mem_push.rise_mb:.0f} MB)")
                 return 0
 
             # -- decisions (setup for pull; reported, not the headline) ------------------------
@@ -162,7 +164,8 @@ def main() -> int:
 
             # -- pull --------------------------------------------------------------------------
             t = time.perf_counter()
-            res = pull(admin, "streamvibe", "bench", STREAMVIBE, panel, log_dir=log_dir)
+            with PeakRss() as mem_pull:
+                res = pull(admin, "streamvibe", "bench", STREAMVIBE, panel, log_dir=log_dir)
             t_pull = time.perf_counter() - t
             rss_pull = _peak_rss_mb()
             t = time.perf_counter()
@@ -200,6 +203,9 @@ def main() -> int:
     print(f"memory   peak RSS of this process (push, pull and the log; the server not counted): "
           f"{rss_push:.0f} MB after push, {rss_pull:.0f} MB after pull, {_peak_rss_mb():.0f} MB at "
           "the end")
+    print(f"memory   during push: {mem_push.before / 2**20:.0f} MB before, peak {mem_push.peak / 2**20:.0f} "
+          f"MB (+{mem_push.rise_mb:.0f}); during pull: {mem_pull.before / 2**20:.0f} MB before, peak "
+          f"{mem_pull.peak / 2**20:.0f} MB (+{mem_pull.rise_mb:.0f}) — compare the rises at two --n")
     if wrong:  # the figures above are of a round that did not come back whole
         for k, (got, want) in wrong.items():
             print(f"MISMATCH {k}: got {got}, expected {want}", file=sys.stderr)

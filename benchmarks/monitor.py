@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,6 +120,38 @@ def tree_sampler() -> Callable[[int], tuple[int, int]]:
     except ImportError:
         return tree_rss_proc
     return tree_rss_psutil
+
+
+class PeakRss:
+    """This process's resident memory before a block and its peak during it, sampled every
+    ``interval_s`` from a thread. Why not ``ru_maxrss``: that is the peak of the whole life of
+    the process, so a step measured after a larger one reads the larger one's peak."""
+
+    def __init__(self, interval_s: float = 0.05) -> None:
+        self.interval_s = interval_s
+        self.before = self.peak = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.peak = max(self.peak, _proc_rss(os.getpid()))
+
+    def __enter__(self) -> PeakRss:
+        self.before = self.peak = _proc_rss(os.getpid())
+        self._thread = threading.Thread(target=self._sample, name="peak-rss", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.peak = max(self.peak, _proc_rss(os.getpid()))
+
+    @property
+    def rise_mb(self) -> float:
+        return (self.peak - self.before) / MB
 
 
 # -- running one build -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.monitor import run_monitored
+from benchmarks.monitor import PeakRss, run_monitored
 
 MB = 1024 * 1024
 HELD = 160 * MB
@@ -33,3 +33,19 @@ def test_a_fork_doubles_the_summed_rss_but_not_the_summed_pss(tmp_path: Path) ->
     assert run.peak_rss_bytes > 1.8 * HELD  # the parent's pages counted in both processes
     assert run.peak_pss_bytes is not None
     assert HELD < run.peak_pss_bytes < 1.3 * HELD  # counted once across the tree
+
+
+def test_the_peak_of_a_block_is_its_own_not_the_processes() -> None:
+    """A block that holds 200 MB for a moment rises by about that much; a later block that
+    holds little reads its own small rise, where ``ru_maxrss`` would still read the first peak."""
+    import time
+
+    with PeakRss() as big:
+        held = bytearray(200 * 2**20)
+        held[::4096] = b"x" * len(held[::4096])  # touch every page: resident, not just reserved
+        time.sleep(0.2)
+        del held
+    with PeakRss() as small:
+        time.sleep(0.2)
+    assert 180 <= big.rise_mb <= 260
+    assert small.rise_mb < 20
