@@ -48,8 +48,8 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -118,7 +118,7 @@ def iter_chain(log_dir: str | Path) -> Iterator[dict[str, Any]]:
     than 16,400 records, and a reader that needs only some of each (pull) need not hold them
     all. :class:`BrokenChain` comes at the first bad record: consume the whole stream before
     acting on what it gave."""
-    yield from _walk(Path(log_dir), [])
+    yield from _walk(Path(log_dir))
 
 
 def verify(log_dir: str | Path) -> str:
@@ -131,19 +131,20 @@ def verify(log_dir: str | Path) -> str:
 
 def _verify(log: Path) -> tuple[str, int]:
     """The head and the record count of a verified log (its records are not kept)."""
-    end: list[tuple[str, int]] = []
-    for _ in _walk(log, end):
-        pass
-    return end[0]
+    walk = _walk(log)
+    while True:
+        try:
+            next(walk)
+        except StopIteration as done:
+            return done.value
 
 
-def _walk(log: Path, end: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:
+def _walk(log: Path) -> Generator[dict[str, Any], None, tuple[str, int]]:
     """Yield each record once it is verified; finally check the files nobody recorded and
-    append (head, record count) to ``end``. Reads the chain a line at a time."""
+    return the head and the record count. Reads the chain a line at a time."""
     head, n, named = GENESIS, 0, set()
     cpath = log / CHAIN
-    with ExitStack() as stack:
-        lines = stack.enter_context(open(cpath, encoding="utf-8")) if cpath.is_file() else ()
+    with open(cpath, encoding="utf-8") if cpath.is_file() else nullcontext(()) as lines:
         for n, line in enumerate(lines, start=1):
             try:
                 rec = json.loads(line)
@@ -181,7 +182,7 @@ def _walk(log: Path, end: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:
                                       "deleted); `review verify --adopt` chains it as it is now")
                 raise BrokenChain(f"{log}: {rel} is not in the chain (added after the fact; "
                                   f"{n} chain records, head {head[:12]})")
-    end.append((head, n))
+    return head, n
 
 
 @contextmanager

@@ -35,7 +35,7 @@ from annotation.projects import Candidate, export_tasks  # noqa: E402
 from annotation.pull import pull  # noqa: E402
 from annotation.push import PushResult, push  # noqa: E402
 from annotation.server import LabelStudioServer, PanelConfig, ensure_panel  # noqa: E402
-from benchmarks.monitor import PeakRss  # noqa: E402
+from benchmarks.monitor import MB, PeakRss  # noqa: E402
 from pipelines.streamvibe.rubric import STREAMVIBE  # noqa: E402
 
 
@@ -203,9 +203,9 @@ def main() -> int:
     print(f"memory   peak RSS of this process (push, pull and the log; the server not counted): "
           f"{rss_push:.0f} MB after push, {rss_pull:.0f} MB after pull, {_peak_rss_mb():.0f} MB at "
           "the end")
-    print(f"memory   during push: {mem_push.before / 2**20:.0f} MB before, peak {mem_push.peak / 2**20:.0f} "
-          f"MB (+{mem_push.rise_mb:.0f}); during pull: {mem_pull.before / 2**20:.0f} MB before, peak "
-          f"{mem_pull.peak / 2**20:.0f} MB (+{mem_pull.rise_mb:.0f}) — compare the rises at two --n")
+    print(f"memory   during push: {mem_push.before / MB:.0f} MB before, peak {mem_push.peak / MB:.0f} "
+          f"MB (+{mem_push.rise_mb:.0f}); during pull: {mem_pull.before / MB:.0f} MB before, peak "
+          f"{mem_pull.peak / MB:.0f} MB (+{mem_pull.rise_mb:.0f}) — compare the rises at two --n")
     if wrong:  # the figures above are of a round that did not come back whole
         for k, (got, want) in wrong.items():
             print(f"MISMATCH {k}: got {got}, expected {want}", file=sys.stderr)
