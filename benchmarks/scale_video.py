@@ -13,8 +13,9 @@ uses), for each stage asked:
 * ``release`` — the same build with the scripted demo panel's decisions (every candidate
   approved: ``pipelines/<benchmark>/demo.py``), through the release and its quality gate, into the
   output folder that already holds its pending state (as a team builds it: pending, review,
-  release; the pending row's state copied there, :func:`copy_pending`); it decodes every video
-  again but makes no review copies;
+  release; the pending row's state copied there, :func:`copy_pending`); it makes no review
+  copies, and StreamVibe's reads back the frames its pending state kept instead of decoding
+  (``pipelines.common.decoded_frames``; the release row's ``×floor`` is then below 1);
 * with ``--train`` (StreamVibe) both stages build the training split beside the evaluation split
   (``--split train``, as ``make build-streamvibe-train`` does: StreamVibe §3.4, App. B.4), so the
   release row also counts SFT streams and RL seed rows, and the floor also decodes the training
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
 from benchmarks.monitor import MB, log, python_exe, run_monitored  # noqa: E402
 from benchmarks.replicate_video import REPLICATED, replicate  # noqa: E402
 from core.files import file_sha256  # noqa: E402
+from pipelines.common.decoded_frames import KEPT  # noqa: E402
 
 DEMO_MEDIA = ROOT / ".cache" / "demo-media" / "video"
 STAGES = ("pending", "release")
@@ -394,14 +396,14 @@ def run_scale(n: int, args: argparse.Namespace, raw_demo: Path, config: Path, wo
 def copy_pending(work: Path, n: int, benchmark: str, out: Path) -> None:
     """The pending state the decisions were made on, copied into ``out`` for a release to build
     over, as a team's release builds over its pending state. A copy, not a second pending build:
-    that build is the pending row's. The review copies are hard-linked (the release only reads
-    them; they are most of the state's bytes), every other file copied (a build may rewrite
-    its ledger in place)."""
+    that build is the pending row's. The review copies and the kept decoded frames are
+    hard-linked (the release only reads them; they are most of the state's bytes), every other
+    file copied (a build may rewrite its ledger in place)."""
     source = next(p for p in (work / f"out-{n}x-w1-pending", work / f"prep-{n}x")
                   if pending_state(p, benchmark) is not None)
 
     def copy(src: str, dst: str) -> None:
-        if Path(src).suffix in (".mp4", ".webm"):
+        if Path(src).suffix in (".mp4", ".webm") or f"/{KEPT}/" in src:
             os.link(src, dst)
         else:
             shutil.copy2(src, dst)

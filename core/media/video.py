@@ -42,10 +42,12 @@ STREAM_MAX_SIDE = 448
 # how far a sampling rate may exceed the video's own before ``at_most_native`` rejects it: a
 # manifest's 30 fps for an NTSC 29.97 fps video asks for no frame the video lacks
 FPS_TOLERANCE = 0.01
+OPENCV_VERSION = cv2.__version__  # the build that decodes and encodes every frame
 
 __all__ = [
     "FPS_TOLERANCE",
     "JPEG_QUALITY",
+    "OPENCV_VERSION",
     "STREAM_MAX_SIDE",
     "CausalFrames",
     "TimedFrame",

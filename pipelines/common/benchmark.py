@@ -178,6 +178,8 @@ class PendingReview:
     units: list[dict[str, Any]]  # push units (review_candidates.jsonl)
     status: dict[str, Any]  # benchmark facts merged into status.json (incl. rubric, review_round)
     media: Path | None = None  # folder of browser-playable review media, becomes media/
+    # the decoded frames the release reuses (pipelines.common.decoded_frames), becomes frames/
+    frames: Path | None = None
 
 
 @dataclass(frozen=True)

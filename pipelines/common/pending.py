@@ -1,6 +1,7 @@
 """The pending-review state of a reviewed benchmark built without decisions
 (``<out>/<benchmark>/review/<version>/``): candidates, push units, review media, what did not
-become a candidate, ``status.json`` and the review loop's commands to paste. Nothing is released
+become a candidate, the decoded frames its release reuses (``frames/``), ``status.json`` and the
+review loop's commands to paste. Nothing is released
 before four reviewers approve (StreamVibe App. B.3).
 """
 
@@ -22,6 +23,7 @@ from exports.release import (
 from pipelines.common.assembly import print_counts
 from pipelines.common.benchmark import Benchmark, BuildContext
 from pipelines.common.command_line import shown
+from pipelines.common.decoded_frames import KEPT, kept_root
 from pipelines.common.transforms import FILTERED_INPUTS
 
 PENDING = "pending_review"
@@ -44,6 +46,8 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             for u in sorted(review.units, key=lambda u: (u["sample_id"], u["version"]))))
         if review.media is not None:
             shutil.move(review.media, tmp / "media")
+        if review.frames is not None and review.frames.is_dir():
+            shutil.move(review.frames, kept_root(tmp))
         for group in ("filtered", FILTERED_INPUTS, "rejected"):  # what did not become a candidate
             if (ctx.staging / group).exists():
                 shutil.copytree(ctx.staging / group, tmp / group)
@@ -53,6 +57,7 @@ def write_pending(benchmark: Benchmark, ctx: BuildContext, counts: dict[str, dic
             "per_task_type": dict(sorted(Counter(u["task_type"] for u in review.units).items())),
             "config_sha256": config_hash(ctx.config), "code_version": code_version(),
             "review_media": "media/" if review.media else None,
+            "decoded_frames": f"{KEPT}/" if kept_root(tmp).is_dir() else None,
             **({"skipped_sources": ctx.skipped} if ctx.skipped else {}),
             **review.status,
         }

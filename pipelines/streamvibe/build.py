@@ -40,6 +40,7 @@ from pipelines.common.benchmark import (
     Sources,
 )
 from pipelines.common.citations import folder_citation
+from pipelines.common.decoded_frames import kept_root
 from pipelines.common.video_sources import DATASETS
 from pipelines.streamvibe.build_facts import CANDIDATES
 from pipelines.streamvibe.demo import DEMO
@@ -258,7 +259,15 @@ class StreamVibeBuild(Build[Prepared]):
             review=st.statuses is not None,
             train=st.train,
             datasets=st.datasets,
+            reuse_frames=self._kept_frames(ctx),
         ), st.statuses, st.ledger)
+
+    @staticmethod
+    def _kept_frames(ctx: BuildContext[Prepared]) -> str:
+        """The frames this version's pending-review state kept, for the release to reuse ("":
+        a pending build, or a state without them)."""
+        kept = kept_root(ctx.out_root / "review" / ctx.version)
+        return str(kept) if not ctx.pending and kept.is_dir() else ""
 
     def after_pipeline(self, ctx: BuildContext[Prepared]) -> None:
         candidates = CANDIDATES.read(ctx.staging)

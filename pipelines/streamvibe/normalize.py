@@ -20,13 +20,17 @@ reviewer see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, fields
+from typing import Any
 
 from core.blobs import BlobRef
 from core.errors import BadInput
 from core.files import sha256_hex
+from core.media import probe, video
 from core.media.probe import reject_truncated
-from core.media.video import JPEG_QUALITY, STREAM_MAX_SIDE, causal_frames_bytes
+from core.media.video import JPEG_QUALITY, OPENCV_VERSION, STREAM_MAX_SIDE, causal_frames_bytes
+from pipelines.common.decoded_frames import code_fingerprint, settings_key
 
 
 @dataclass(frozen=True)
@@ -62,11 +66,36 @@ class NormalizedVideo:
     frame_pts: tuple[float, ...]
     frames: tuple[bytes | BlobRef, ...]  # JPEG bytes; references once in the build's blob store
 
+    def timeline(self) -> dict[str, Any]:
+        """What decoding taught about the video besides its frames and where it was listed, as
+        JSON values (kept for the release: :mod:`pipelines.common.decoded_frames`)."""
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+                for f in fields(self) if f.name not in _NOT_TIMELINE}
+
+    @classmethod
+    def from_timeline(cls, timeline: dict[str, Any], source_file: str,
+                      frames: tuple[bytes | BlobRef, ...]) -> NormalizedVideo:
+        """The video :meth:`timeline` described, listed as ``source_file``, with ``frames``."""
+        if set(timeline) != {f.name for f in fields(cls)} - _NOT_TIMELINE:
+            raise ValueError(f"a timeline has the fields {sorted(timeline)}")
+        return cls(source_file=source_file, frames=frames, **{
+            k: tuple(v) if isinstance(v, list) else v for k, v in timeline.items()})
+
     @property
     def note(self) -> str:
         if self.header_frames > self.decodable_frames:
             return f"header says {self.header_frames} frames, only {self.decodable_frames} decode"
         return ""
+
+
+_NOT_TIMELINE = frozenset({"source_file", "frames"})
+
+
+def decoder_key(max_side: int, jpeg_quality: int) -> str:
+    """The name of everything that shapes a normalized video's frames: the sampler's settings,
+    the OpenCV build that decodes and encodes, and this module's and the sampler's source."""
+    return settings_key({"max_side": max_side, "jpeg_quality": jpeg_quality, "opencv": OPENCV_VERSION,
+                         "code": code_fingerprint([video, probe, sys.modules[__name__]])})
 
 
 def normalize_video(data: bytes, source_file: str, *, max_side: int = STREAM_MAX_SIDE,

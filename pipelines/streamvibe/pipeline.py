@@ -23,6 +23,7 @@ files through Beam file systems, so any runner works.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +31,10 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsDict, AsSingleton, TaggedOutput
 
-from core.blobs import BlobStore, blob_root
+from core import progress
 from core.errors import BadInput, Rejection
-from core.files import canonical_json
+from core.files import canonical_json, sha256_hex
+from pipelines.common.decoded_frames import FrameStore, staged_root
 from pipelines.common.outcomes import Outcomes
 from pipelines.common.progress import ReportProgress, ReportsProgress
 from pipelines.common.sources import Filtered
@@ -45,7 +47,7 @@ from pipelines.streamvibe.build_facts import CANDIDATES, TRAIN_VIDEOS, VIDEOS
 from pipelines.streamvibe.candidates import RuleGenerator, assemble
 from pipelines.streamvibe.heldout import HELD_OUT, matches, source_id, split_video_key, stream_sha256
 from pipelines.streamvibe.negatives import negative_probes
-from pipelines.streamvibe.normalize import NormalizedVideo, VideoFailure, normalize_video
+from pipelines.streamvibe.normalize import NormalizedVideo, VideoFailure, decoder_key, normalize_video
 from pipelines.streamvibe.planner import native_past_end, planned_pairs
 from pipelines.streamvibe.prepared import TrainConfig
 from pipelines.streamvibe.review import assign_version, evidence_json, gate
@@ -89,6 +91,8 @@ class PipelineConfig:
     train: TrainConfig | None = field(default=None, hash=False)  # --split train
     # video datasets in their released layouts: (name, root, subtypes the planner may use)
     datasets: tuple[tuple[str, str, tuple[str, ...]], ...] = field(default=(), hash=False)
+    # the frames the pending-review state kept, for a release not to decode again ("": none)
+    reuse_frames: str = ""
 
 
 def _reject(err: BadInput, subtype: str, stage: str, item_id: str) -> Rejection:
@@ -117,19 +121,31 @@ def inside_root(source: str, rel: str) -> str:
     return rel[len(source) + 1:] if source else rel
 
 
-class NormalizeVideo(beam.DoFn):
+class NormalizeVideo(ReportsProgress):
     """(video key, (source, path)) → (video key, NormalizedVideo | BadInput); decoded once per
-    video. The 1 FPS frames go to the blob store at once; the video carries references
-    (core.blobs). ``roots`` maps a dataset's name to its root (``""``: the manifest's root)."""
+    video. ``roots`` maps a dataset's name to its root (``""``: the manifest's root).
 
-    def __init__(self, roots: dict[str, str], frames: dict[str, Any], blobs: str) -> None:
+    The frames go to a frame store at once (``store``: the build's own, under its staging
+    folder) and the video carries references to them (core.blobs). A release passes ``reuse``,
+    the frames its pending-review state kept: a video found there, checked, is not decoded
+    again (pipelines.common.decoded_frames); the progress board counts both kinds."""
+
+    def __init__(self, roots: dict[str, str], frames: dict[str, Any], store: str,
+                 reuse: str = "") -> None:
+        super().__init__()
         self.roots = roots
-        self.frames = frames
-        self.blobs = blobs
-        self.store: BlobStore | None = None
+        self.max_side = int(frames.get("max_side", 448))
+        self.jpeg_quality = int(frames.get("jpeg_quality", 90))
+        self.store_root, self.reuse_root = store, reuse
+        self.store: FrameStore | None = None
+        self.reuse: FrameStore | None = None
+        self.settings = ""
 
     def setup(self) -> None:
-        self.store = BlobStore(self.blobs)
+        super().setup()
+        self.store = FrameStore(self.store_root)
+        self.reuse = FrameStore(self.reuse_root) if self.reuse_root else None
+        self.settings = decoder_key(self.max_side, self.jpeg_quality)
 
     def process(self, element):
         key, (source, rel) = element
@@ -140,12 +156,24 @@ class NormalizeVideo(beam.DoFn):
                     data = fh.read()
             except Exception as exc:  # noqa: BLE001 - missing/unreadable file is bad input
                 raise BadInput(rel, "video", f"cannot read video ({type(exc).__name__})") from exc
-            video = normalize_video(
-                data, rel, max_side=int(self.frames.get("max_side", 448)),
-                jpeg_quality=int(self.frames.get("jpeg_quality", 90)))
-            yield key, dataclasses.replace(video, frames=tuple(self.store.put(b) for b in video.frames))
+            if self.reuse is not None:
+                kept, why = self.reuse.get(sha256_hex(data), self.settings)
+                if kept is not None:
+                    progress.tally("videos normalized", reused=1)
+                    yield key, NormalizedVideo.from_timeline(kept.facts, rel, kept.frames)
+                    return
+                if why:  # a record that does not check is decoded again, and said
+                    logging.warning("decoding %s again: %s", rel, why)
+            video = normalize_video(data, rel, max_side=self.max_side, jpeg_quality=self.jpeg_quality)
+            refs = self.store.put(video.sha256, self.settings, video.timeline(), video.frames)
+            progress.tally("videos normalized", decoded=1)
+            yield key, dataclasses.replace(video, frames=refs)
         except BadInput as err:
+            progress.tally("videos normalized", unreadable=1)
             yield key, VideoFailure.of(err)
+
+    def finish_bundle(self) -> None:
+        progress.flush()
 
 
 def make_generator(cfg: PipelineConfig):
@@ -431,7 +459,7 @@ def _normalized(pairs: Any, cfg: PipelineConfig) -> Any:
         | "SpreadVideos" >> beam.Reshuffle()
         | "Normalize" >> beam.ParDo(NormalizeVideo(
             {"": cfg.root, **{name: root for name, root, _ in cfg.datasets}}, cfg.frames,
-            blob_root(cfg.staging)))
+            staged_root(cfg.staging), cfg.reuse_frames))
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from annotation.projects import Candidate
 from core.files import canonical_json, content_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
+from pipelines.common.decoded_frames import staged_root
 from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.training import is_train
 from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
@@ -206,4 +207,5 @@ def pending_review(ctx: BuildContext[Prepared]) -> PendingReview:
                 "content": u.content, "media": u.media, "content_hash": u.content_hash}
                for u in units],
         status=status,
-        media=media)
+        media=media,
+        frames=Path(staged_root(str(ctx.staging))))

@@ -235,3 +235,43 @@ def test_review_violations_are_listed_in_the_release(pending: Path, demo_raw: Pa
     assert [(r["id"], r["filter_name"]) for r in filtered] == [(OBJECTED, "review")]
     assert "task_modified" in filtered[0]["filter_reason"]
     assert "show_instruction" in filtered[0]["filter_reason"]
+
+
+def test_the_release_reuses_the_frames_its_pending_state_kept(
+        pending: Path, demo_raw: Path, manifest_only_config: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch):
+    """A release over its pending state decodes only what the state did not keep (the broken
+    videos, whose failures are not kept); a kept frame whose bytes changed sends its video back
+    to the decoder; either way the release has the same bytes."""
+    import shutil
+
+    from pipelines.streamvibe import pipeline
+
+    status = json.loads((pending / "status.json").read_text())
+    assert status["decoded_frames"] == "frames/"
+    records = sorted((pending / "frames" / "videos").glob("*.json"))
+    assert len(records) == 3  # the demo's decodable videos (vtest.avi, tree.avi, bikes.mp4)
+    out = tmp_path / "out"  # the pending state and its ledger alone (no earlier release)
+    shutil.copytree(pending.parent, out / "streamvibe" / "review")
+    log = write_jsonl(tmp_path / "decisions.jsonl", approvals(pending / "review_candidates.jsonl"))
+    decoded: list[str] = []
+
+    def counted(data: bytes, source_file: str, **kw):
+        decoded.append(source_file)
+        return real(data, source_file, **kw)
+
+    real = pipeline.normalize_video
+    monkeypatch.setattr(pipeline, "normalize_video", counted)
+    args = ["--config", str(manifest_only_config), "--raw-dir", str(demo_raw), "--out", str(out),
+            "--decisions", str(log)]
+    first = _digests(run(args))
+    broken = ["videos/bikes_cut.mp4", "videos/corrupt.avi", "videos/vtest_cut.avi"]
+    assert sorted(decoded) == broken
+    state = out / "streamvibe" / "review" / pending.name
+    record = json.loads(next((state / "frames" / "videos").glob("*.json")).read_text())
+    digest = record["frames"][3][0]
+    frame = state / "frames" / "blobs" / digest[:2] / digest
+    frame.write_bytes(frame.read_bytes()[:-2] + b"\xff\xd9"[::-1])  # same size, other bytes
+    decoded.clear()
+    assert _digests(run(args)) == first
+    assert len(decoded) == len(broken) + 1 and sorted(set(decoded) - set(broken))

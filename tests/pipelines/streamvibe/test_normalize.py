@@ -3,13 +3,16 @@ sampler with the streams' cap: same frames, same resize, same JPEG bytes as ever
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from core.media.video import STREAM_MAX_SIDE, causal_frames
-from pipelines.streamvibe.normalize import normalize_video
+from pipelines.common.decoded_frames import FrameStore
+from pipelines.streamvibe.normalize import NormalizedVideo, decoder_key, normalize_video
 
 
 def test_stream_frames_are_the_samplers_with_the_streams_cap(media: Path) -> None:
@@ -21,3 +24,25 @@ def test_stream_frames_are_the_samplers_with_the_streams_cap(media: Path) -> Non
     shapes = {cv2.imdecode(np.frombuffer(f, np.uint8), cv2.IMREAD_COLOR).shape for f in video.frames}
     assert shapes == {(336, 448, 3)}  # 768x576, longest side capped at 448, aspect 4:3 kept
     assert (video.width, video.height, video.duration_s) == (768, 576, 79.5)  # the source's facts
+
+
+def test_the_decoder_key_changes_with_the_samplers_settings() -> None:
+    assert decoder_key(448, 90) == decoder_key(448, 90)
+    assert len({decoder_key(448, 90), decoder_key(224, 90), decoder_key(448, 85)}) == 3
+
+
+def test_a_video_survives_its_timeline_round_trip_through_the_frame_store(media: Path,
+                                                                          tmp_path: Path) -> None:
+    """What the release reads back from the pending state's frames is the video decoding gave."""
+    video = normalize_video((media / "vtest.avi").read_bytes(), "videos/vtest.avi")
+    store = FrameStore(str(tmp_path / "frames"))
+    key = decoder_key(448, 90)
+    store.put(video.sha256, key, video.timeline(), video.frames)
+    kept, why = store.get(video.sha256, key)
+    assert why == "" and kept is not None
+    back = NormalizedVideo.from_timeline(kept.facts, "copies/vtest.avi", kept.frames)
+    assert back.source_file == "copies/vtest.avi"
+    assert [f.read() for f in back.frames] == list(video.frames)
+    assert back == dataclasses.replace(video, source_file="copies/vtest.avi", frames=back.frames)
+    with pytest.raises(ValueError, match="fields"):
+        NormalizedVideo.from_timeline({**video.timeline(), "extra": 1}, "x", ())
