@@ -215,9 +215,10 @@ def cmd_pull(args: argparse.Namespace) -> int:
     except ValueError as exc:  # no project / no push records: nothing was written
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{res.n_tasks} tasks, {res.n_annotations} annotations -> {len(res.decisions)} "
-          f"decisions, {len(res.violations)} violations; written to {res.log_file}")
-    for kind, n in sorted(Counter(v["kind"] for v in res.violations).items()):
+    kinds = res.violation_kinds()
+    print(f"{res.n_tasks} tasks, {res.n_annotations} annotations -> {res.n_decisions} "
+          f"decisions, {kinds.total()} violations; written to {res.log_file}")
+    for kind, n in sorted(kinds.items()):
         print(f"  violation {kind}: {n}")
     st = _review_state(args.log_dir, args.benchmark, panel.size)
     for state, n in sorted(Counter(s.state for s in st.values()).items()):

@@ -303,8 +303,7 @@ def to_table(decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any] | None
     rows = [dict(d) for d in decisions]
     for r in rows:
         _check(r)
-    rows.sort(key=lambda r: (r["benchmark"], r["review_round"], r["sample_id"], r["version"],
-                             r["reviewer"], r["source_annotation_id"]))
+    rows.sort(key=_order)
     schema = REVIEW_DECISION.arrow_schema()
     if meta is not None:
         schema = schema.with_metadata({**(schema.metadata or {}),
@@ -316,33 +315,87 @@ def _stem(now: datetime, benchmark: str, review_round: str) -> str:
     return f"{now:%Y%m%dT%H%M%S%fZ}-{slug(benchmark)}-{slug(review_round)}-{secrets.token_hex(3)}"
 
 
+def _order(r: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The order of a snapshot's rows (:func:`to_table`)."""
+    return (r["benchmark"], r["review_round"], r["sample_id"], r["version"], r["reviewer"],
+            r["source_annotation_id"])
+
+
 def _write_snapshot(log: Path, stem: str, decisions: Iterable[Mapping[str, Any]],
-                    violations: Iterable[Mapping[str, Any]], meta: dict[str, Any]) -> list[Path]:
-    """One decisions Parquet and its violation report (JSON lines); the two paths."""
+                    violations: Iterable[Mapping[str, Any]], meta: dict[str, Any], *,
+                    in_order: bool = False) -> list[Path]:
+    """One decisions Parquet and its violation report (JSON lines); the two paths. ``in_order``:
+    the decisions come already in the snapshot's order (:func:`_order`), and are written a batch
+    at a time (a pull's round is never held whole); a row out of order is refused."""
     (log / "decisions").mkdir(parents=True, exist_ok=True)
     (log / "violations").mkdir(parents=True, exist_ok=True)
-    table = to_table(decisions, meta)
     path = log / "decisions" / f"{stem}.parquet"
-    buf = pa.BufferOutputStream()
-    pq.write_table(table, buf)
-    write_atomic(path, buf.getvalue().to_pybytes())
+    if in_order:
+        _write_ordered(path, decisions, meta)
+    else:
+        buf = pa.BufferOutputStream()
+        pq.write_table(to_table(decisions, meta), buf)
+        write_atomic(path, buf.getvalue().to_pybytes())
     vpath = log / "violations" / f"{stem}.jsonl"
-    write_atomic(vpath, "".join(json.dumps(dict(v), sort_keys=True) + "\n" for v in violations))
+    with _atomic_file(vpath) as fh:
+        for v in violations:
+            fh.write((json.dumps(dict(v), sort_keys=True) + "\n").encode())
     return [path, vpath]
 
 
+ROWS_PER_BATCH = 8192  # rows a batched snapshot holds at once (one row group each)
+
+
+def _write_ordered(path: Path, decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any]) -> None:
+    schema = REVIEW_DECISION.arrow_schema()
+    schema = schema.with_metadata({**(schema.metadata or {}),
+                                   _META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    last: tuple[Any, ...] | None = None
+    with _atomic_file(path) as fh, pq.ParquetWriter(fh, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for d in decisions:
+            row = dict(d)
+            _check(row)
+            key = _order(row)
+            if last is not None and key < last:
+                raise ValueError(f"snapshot rows out of order: {key} after {last}")
+            last = key
+            batch.append(row)
+            if len(batch) == ROWS_PER_BATCH:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                batch = []
+        if batch or last is None:  # an empty pull is an empty table, as to_table writes it
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+
+
+@contextmanager
+def _atomic_file(path: Path) -> Iterator[Any]:
+    """A binary file written under a temporary name and renamed over ``path`` once whole (as
+    ``core.files.write_atomic``, for content written a piece at a time)."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            yield fh
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, benchmark: str,
-           review_round: str, violations: Iterable[Mapping[str, Any]] = ()) -> Path:
+           review_round: str, violations: Iterable[Mapping[str, Any]] = (),
+           in_order: bool = False) -> Path:
     """Add one pull's snapshot (and its violation report, JSON lines) to the log, chained; a log
-    whose chain is broken is refused before anything is written (:class:`BrokenChain`)."""
+    whose chain is broken is refused before anything is written (:class:`BrokenChain`).
+    ``in_order``: the decisions are streamed in the snapshot's order and never held whole."""
     log = Path(log_dir)
-    rows, viol = [dict(d) for d in decisions], [dict(v) for v in violations]
+    rows = decisions if in_order else [dict(d) for d in decisions]
+    viol = violations if in_order else [dict(v) for v in violations]
     with _locked(log):
         head, n = _verify(log)
         now = datetime.now(UTC)
         files = _write_snapshot(log, _stem(now, benchmark, review_round), rows, viol,
                                 {"benchmark": benchmark, "review_round": review_round,
-                                 "pulled_at": now.isoformat()})
+                                 "pulled_at": now.isoformat()}, in_order=in_order)
         _chain_append(log, head, n, "pull", files, benchmark=benchmark,
                       review_round=review_round)
     return files[0]
@@ -399,17 +452,22 @@ def import_rows(log_dir: str | Path, source: str | Path) -> dict[str, Any]:
 def read_pushes(log_dir: str | Path, benchmark: str | None = None,
                 review_round: str | None = None) -> list[dict[str, Any]]:
     """Every push record of the log, oldest first (optionally of one benchmark / round)."""
+    return list(iter_pushes(log_dir, benchmark, review_round))
+
+
+def iter_pushes(log_dir: str | Path, benchmark: str | None = None,
+                review_round: str | None = None) -> Iterator[dict[str, Any]]:
+    """:func:`read_pushes` one record at a time (the chain verified before the first)."""
     verify(log_dir)
     d = Path(log_dir) / "pushes"
-    out = []
     for f in sorted(d.glob("*.jsonl")) if d.is_dir() else []:
-        for line in f.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                if (benchmark is None or rec["benchmark"] == benchmark) and (
-                        review_round is None or rec["review_round"] == review_round):
-                    out.append(rec)
-    return out
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    rec = json.loads(line)
+                    if (benchmark is None or rec["benchmark"] == benchmark) and (
+                            review_round is None or rec["review_round"] == review_round):
+                        yield rec
 
 
 def latest_pushed(log_dir: str | Path, benchmark: str | None = None) -> dict[str, int]:
@@ -453,21 +511,34 @@ def read(log_dir: str | Path, *, current: bool = True, imported: bool = True
     decision that never changed appears once). The chain is verified first. ``imported=False``
     leaves imported rows out: ``pull`` compares Label Studio only with what it pulled (an imported
     row's annotation id names no annotation of this server)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for r in iter_rows(log_dir, current=current, imported=imported):
+        key = row_key(r)
+        if key not in seen:
+            seen.add(key)
+            rows.append(r)
+    return rows
+
+
+def row_key(row: Mapping[str, Any]) -> str:
+    """What makes two decision rows the same state (:func:`read` keeps one of each)."""
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def iter_rows(log_dir: str | Path, *, current: bool = True, imported: bool = True
+              ) -> Iterator[dict[str, Any]]:
+    """The rows :func:`read` reads, a batch at a time and *not* deduplicated (a reader that keeps
+    them elsewhere deduplicates there, by :func:`row_key`); the chain is verified first."""
     verify(log_dir)
     files = _files(log_dir)
     if current:
         files = _latest_pulls(files)
     if not imported:
         files = [f for f in files if _meta(f).get("imported_from") is None]
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
     for f in files:
-        for r in pq.read_table(f).to_pylist():
-            key = json.dumps(r, sort_keys=True, default=str)
-            if key not in seen:
-                seen.add(key)
-                rows.append(r)
-    return rows
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=ROWS_PER_BATCH):
+            yield from batch.to_pylist()
 
 
 def read_violations(log_dir: str | Path, *, current: bool = True) -> list[dict[str, Any]]:

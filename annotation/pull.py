@@ -56,12 +56,14 @@ for the decision log, violations instead of silently counted approvals.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 from annotation import decision_log, webhooks
 from annotation.label_config import (
@@ -71,14 +73,12 @@ from annotation.label_config import (
 from annotation.projects import (
     bad_media,
     find_projects,
-    first_records,
     iter_tasks,
     page_hashes,
-    project_pages,
     scrub_emails,
 )
+from annotation.pull_index import PullIndex
 from annotation.rubrics import Rubric
-from core.files import canonical_json
 
 __all__ = ["PullResult", "pull"]
 
@@ -104,15 +104,37 @@ TAINTING = ("task_modified", "media_modified", "project_modified")
 
 @dataclass
 class PullResult:
-    """Valid decisions (``schemas.review.REVIEW_DECISION`` dicts), violation records, and the
-    pushed candidate versions still waiting for a reviewer's decision."""
+    """Where the pull's snapshot went, the pushed candidate versions still waiting for a
+    reviewer's decision, and how much the projects held. The valid decisions
+    (``schemas.review.REVIEW_DECISION`` dicts) and the violation records are read back from the
+    snapshot on demand: the pull never holds them all."""
 
-    decisions: list[dict[str, Any]]
-    violations: list[dict[str, Any]]
+    log_file: Path
     awaiting: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     n_tasks: int = 0
     n_annotations: int = 0
-    log_file: Path | None = None
+
+    @property
+    def violations_file(self) -> Path:
+        return self.log_file.parent.parent / "violations" / f"{self.log_file.stem}.jsonl"
+
+    @property
+    def n_decisions(self) -> int:
+        return pq.ParquetFile(self.log_file).metadata.num_rows
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        return pq.read_table(self.log_file).to_pylist()
+
+    @property
+    def violations(self) -> list[dict[str, Any]]:
+        with open(self.violations_file, encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    def violation_kinds(self) -> Counter[str]:
+        """How many violations of each kind, read a line at a time."""
+        with open(self.violations_file, encoding="utf-8") as fh:
+            return Counter(json.loads(line)["kind"] for line in fh if line.strip())
 
 
 def _uid(v: Any) -> int | None:
@@ -133,42 +155,41 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     """Export every reviewer project of the round, check each task against its push record and
     each annotation against the rules, and append the result to the decision log.
 
-    ``panel`` is an :class:`annotation.server.Panel` (its reviewers' user ids and pseudonyms)."""
-    ids: dict[int, str] = panel.reviewer_ids()
-    owner_of = {rv: uid for uid, rv in ids.items()}
-    admin_id = panel.admin.user_id
+    ``panel`` is an :class:`annotation.server.Panel` (its reviewers' user ids and pseudonyms).
+    What the checks look up (push records, earlier decisions, events) and what they find (valid
+    decisions, violations) is kept on disk while the pull runs (:class:`PullIndex`), so its
+    memory does not grow with the round."""
     projects = find_projects(client, benchmark, review_round)
     if not projects:
         raise ValueError(f"no Label Studio project for {benchmark!r} round {review_round!r}")
-    pushes = decision_log.read_pushes(log_dir, benchmark, review_round)
-    if not pushes:
-        raise ValueError(f"no push records of {benchmark!r} round {review_round!r} in {log_dir}: "
-                         "pull with the --log-dir the round was pushed with")
+    with PullIndex() as index:
+        pages = index.add_pushes(decision_log.iter_pushes(log_dir, benchmark, review_round))
+        if index.last_push is None:
+            raise ValueError(f"no push records of {benchmark!r} round {review_round!r} in {log_dir}: "
+                             "pull with the --log-dir the round was pushed with")
+        return _pull(client, benchmark, review_round, rubric, panel, projects, pages, index,
+                     Path(log_dir))
+
+
+def _pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: Any,
+          projects: dict[str, Any], pages: dict[int, dict[str, str]], index: PullIndex,
+          log_dir: Path) -> PullResult:
+    ids: dict[int, str] = panel.reviewer_ids()
+    owner_of = {rv: uid for uid, rv in ids.items()}
+    admin_id = panel.admin.user_id
     hashes: dict[Path, str] = {}
-    by_task = {tid: (next(rv for rv, t in rec["tasks"].items() if int(t) == tid), rec)
-               for tid, rec in first_records(pushes).items()}  # the record that created it
     # every pulled decision state (the chain is verified here, and again at append)
-    logged = decision_log.read(log_dir, current=False, imported=False)
-    history = [d for d in logged
-               if d["benchmark"] == benchmark and d["review_round"] == review_round
-               and d["rater_kind"] == "human"]
-    approved_before = {int(d["source_annotation_id"]) for d in history if d["decision"] == "approve"}
-    # annotation id -> (task, decision) of its first pulled state, over the whole log: annotation
-    # ids are unique on a server, so a decision moved across rounds is found too
-    first_pulled: dict[int, tuple[int, str]] = {}
-    for d in logged:
-        if d["rater_kind"] == "human":
-            first_pulled.setdefault(int(d["source_annotation_id"]),
-                                    (int(d["source_task_id"]), str(d["decision"])))
-    pages = project_pages(pushes)
+    index.add_logged(decision_log.iter_rows(log_dir, current=False, imported=False), benchmark,
+                     review_round)
     tainted = {int(v["task_id"]): v["kind"] for v in decision_log.read_violations(log_dir, current=False)
                if v["benchmark"] == benchmark and v["review_round"] == review_round
                and v["kind"] in TAINTING}
-    # what the webhook receiver captured of the round's projects, and the holes in it
-    round_projects = {int(pid) for rec in pushes for pid in rec["projects"].values()}
-    # streamed: of the chain, only each annotation's events and the holes in the capture are kept
-    events, gaps = webhooks.read_capture(decision_log.iter_chain(log_dir), round_projects)
-    receiver = webhooks.running_info(pushes[-1]["media_root"])
+    # what the webhook receiver captured of the round's projects, and the holes in it; streamed:
+    # each annotation's events go to the index, only the holes are kept here
+    round_projects = set(pages)
+    _, gaps = webhooks.read_capture(decision_log.iter_chain(log_dir), round_projects,
+                                    on_record=index.add_event_record)
+    receiver = webhooks.running_info(index.last_push["media_root"])
     gaps += [webhooks.Gap(None, None, why) for why in
              webhooks.webhook_problems(client, sorted(round_projects), receiver)]
 
@@ -179,20 +200,15 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
             return ids[uid]
         return "admin" if uid == admin_id else f"user:{uid}"
 
-    violations: list[dict[str, Any]] = []
-
     def violation(kind: str, sid: str, ver: int, tid: int, a: dict[str, Any] | None,
                   reviewer: str, detail: str) -> None:
-        violations.append({
+        index.add_violation({
             "kind": kind, "benchmark": benchmark, "review_round": review_round,
             "sample_id": sid, "version": ver, "task_id": tid,
             "annotation_id": int(a["id"]) if a else -1, "reviewer": reviewer,
             "detail": scrub_emails(detail),
         })
 
-    valid: list[dict[str, Any]] = []
-    present_tasks: set[int] = set()
-    present_annotations: set[int] = set()
     n_tasks = n_ann = 0
     for rv, project in sorted(projects.items()):
         owner = owner_of.get(rv)
@@ -206,9 +222,8 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
             d = t.get("data", {})
             anns = t.get("annotations") or []
             n_ann += len(anns)
-            present_tasks.add(tid)
-            present_annotations.update(int(a["id"]) for a in anns)
-            found = by_task.get(tid)
+            index.saw(tid, (int(a["id"]) for a in anns))
+            found = index.task(tid)
             if found is None or found[0] != rv:
                 sid = str(d.get("sample_id", ""))
                 ver = int(d["version"]) if str(d.get("version", "")).isdigit() else -1
@@ -262,7 +277,7 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                     continue
                 aid, created = int(a["id"]), _when(a.get("created_at"))
                 pushed_at = _when(rec.get("pushed_at"))
-                was = first_pulled.get(aid)
+                was = index.first_pulled(aid)
                 on = _uid(a.get("task"))
                 if (was is not None and was[0] != tid) or (on is not None and on != tid):
                     violation("moved_decision", sid, ver, tid, a, who(author),
@@ -295,19 +310,20 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                               f"was pulled; the {was[1]} stands (a decision is final once "
                               "submitted)")
                     continue
-                problem = _event_problem(events.get(aid), a, tid, parsed.decision, who(author),
-                                         f"{sid} v{ver}")
+                ev = index.events(aid)
+                problem = _event_problem(ev, a, tid, parsed.decision, who(author), f"{sid} v{ver}")
                 if problem:
                     violation(problem[0], sid, ver, tid, a, who(author), problem[1])
                     continue
-                edited = _edited_after(events[aid], a, created)
-                if parsed.decision == "approve" and aid not in approved_before and edited is not None:
+                edited = _edited_after(ev, a, created)
+                if (parsed.decision == "approve" and not index.approved_before(aid)
+                        and edited is not None):
                     violation("edited_decision", sid, ver, tid, a, who(author),
                               f"approval edited {edited:.3f} s after it was submitted and never "
                               "pulled as an approval before: an objection may have been withdrawn "
                               "(objections are final for their version)")
                     continue
-                valid.append({
+                index.add_valid({
                     "benchmark": benchmark, "review_round": review_round, "sample_id": sid,
                     "version": ver, "content_hash": str(rec["content_hash"]),
                     "task_type": str(rec["task_type"]), "reviewer": ids[author],
@@ -318,12 +334,12 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                     "source_annotation_id": int(a["id"]),
                 })
 
-    for tid, (rv, rec) in sorted(by_task.items()):
-        if tid not in present_tasks:
+    for tid, rv, rec in index.tasks():
+        if not index.task_present(tid):
             violation("task_deleted", str(rec["sample_id"]), int(rec["version"]), tid, None, rv,
                       f"task {tid} of {rv}'s project was deleted after push")
-    for d in history:
-        if int(d["source_annotation_id"]) not in present_annotations:
+    for d in index.history():
+        if not index.annotation_present(int(d["source_annotation_id"])):
             violation("deleted_decision", d["sample_id"], int(d["version"]),
                       int(d["source_task_id"]), {"id": d["source_annotation_id"]}, d["reviewer"],
                       f"{d['reviewer']}'s {d['decision']} (created {d['created_at']}) was deleted "
@@ -331,15 +347,15 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
                       "held: it is never released (reported at every pull), only a correction "
                       f"v{int(d['version']) + 1} reviewed by all four can be")
 
-    pulled = {int(d["source_annotation_id"]) for d in history}
-    for aid, ev in sorted(events.items()):  # decisions only the events saw, gone before a pull
-        if aid in present_annotations or aid in pulled or not ev.states:
+    for aid, ev in index.event_annotations():  # decisions only the events saw, gone before a pull
+        if index.annotation_present(aid) or index.pulled(aid) or not ev.states:
             continue
         first, last = ev.states[0], ev.states[-1]
         t0 = int(first["task"]) if first.get("task") is not None else -1
-        if t0 not in by_task or t0 not in present_tasks:
+        found = index.task(t0)
+        if found is None or not index.task_present(t0):
             continue  # another round's, or its task was deleted (task_deleted)
-        rec = by_task[t0][1]
+        rec = found[1]
         sid, ver = str(rec["sample_id"]), int(rec["version"])
         seen = " then ".join(dict.fromkeys(str(st["decision"]) for st in ev.states))
         moved = "" if last.get("task") == t0 else f", moved to task {last.get('task')},"
@@ -353,31 +369,33 @@ def pull(client: Any, benchmark: str, review_round: str, rubric: Rubric, panel: 
     for gap in gaps:  # every version whose tasks existed during a hole in the capture
         end = _when(gap.end) if gap.end else None
         done: set[tuple[str, int]] = set()
-        for rec in pushes:
-            key = (str(rec["sample_id"]), int(rec["version"]))
-            at = _when(rec.get("pushed_at"))
-            if key in done or (end is not None and at is not None and at > end):
+        for sid, ver, pushed, _ in index.versions():
+            at = _when(pushed)
+            if (sid, ver) in done or (end is not None and at is not None and at > end):
                 continue
-            done.add(key)
-            violation("event_gap", key[0], key[1], -1, None, "",
+            done.add((sid, ver))
+            violation("event_gap", sid, ver, -1, None, "",
                       f"{gap.describe()}: a decision made, edited or deleted then may be unseen; "
-                      f"{key[0]} v{key[1]} is held, only a correction v{key[1] + 1} pushed with "
+                      f"{sid} v{ver} is held, only a correction v{ver + 1} pushed with "
                       "the receiver running can be released")
-    decisions = _single_decisions(valid, violations, benchmark, review_round)
-    violations = _unique(violations)
-    decided = {(d["sample_id"], d["version"], d["reviewer"]) for d in decisions}
+    for (sid, ver, rev), recs in index.duplicates():  # one decision per reviewer and version
+        ann_ids = sorted(r["source_annotation_id"] for r in recs)
+        for r in recs:
+            violation("duplicate_decision", sid, ver, r["source_task_id"],
+                      {"id": r["source_annotation_id"]}, rev,
+                      f"{len(recs)} decisions by {rev} on this version "
+                      f"(annotations {ann_ids}); none counted until extras are deleted")
     awaiting: dict[tuple[str, int], list[str]] = {}
-    for rec in pushes:
-        key = (str(rec["sample_id"]), int(rec["version"]))
-        missing = sorted(rv for rv in rec["projects"] if (*key, rv) not in decided)
+    for sid, ver, _, reviewers in index.versions():
+        missing = [rv for rv in reviewers if not index.decided(sid, ver, rv)]
         if missing:
-            awaiting[key] = sorted(set(awaiting.get(key, [])) | set(missing))
+            awaiting[(sid, ver)] = sorted(set(awaiting.get((sid, ver), [])) | set(missing))
         else:
-            awaiting.pop(key, None)
-    result = PullResult(decisions, violations, dict(sorted(awaiting.items())), n_tasks, n_ann)
-    result.log_file = decision_log.append(log_dir, decisions, benchmark=benchmark,
-                                          review_round=review_round, violations=violations)
-    return result
+            awaiting.pop((sid, ver), None)
+    log_file = decision_log.append(log_dir, index.single_decisions(), benchmark=benchmark,
+                                   review_round=review_round, violations=index.violations(),
+                                   in_order=True)
+    return PullResult(log_file, dict(sorted(awaiting.items())), n_tasks, n_ann)
 
 
 def _edited_after(ev: webhooks.AnnotationEvents, a: dict[str, Any], created: Any) -> float | None:
@@ -421,35 +439,3 @@ def _event_problem(ev: webhooks.AnnotationEvents | None, a: dict[str, Any], tid:
         return ("missing_event", f"{author}'s decision differs from its last received event "
                 f"({ev.states[-1]['at']}): edited while events were not captured")
     return None
-
-
-def _single_decisions(valid: list[dict[str, Any]], violations: list[dict[str, Any]],
-                      benchmark: str, review_round: str) -> list[dict[str, Any]]:
-    """One decision per (sample, version, reviewer); duplicates are violations, none counted."""
-    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
-    for rec in valid:
-        groups[(rec["sample_id"], rec["version"], rec["reviewer"])].append(rec)
-    decisions: list[dict[str, Any]] = []
-    for (sid, ver, rev), recs in groups.items():
-        if len(recs) == 1:
-            decisions.append(recs[0])
-            continue
-        ann_ids = sorted(r["source_annotation_id"] for r in recs)
-        for r in recs:
-            violations.append({
-                "kind": "duplicate_decision", "benchmark": benchmark,
-                "review_round": review_round, "sample_id": sid, "version": ver,
-                "task_id": r["source_task_id"], "annotation_id": r["source_annotation_id"],
-                "reviewer": rev,
-                "detail": f"{len(recs)} decisions by {rev} on this version "
-                          f"(annotations {ann_ids}); none counted until extras are deleted",
-            })
-    return sorted(decisions, key=lambda r: (r["sample_id"], r["version"], r["reviewer"]))
-
-
-def _unique(violations: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for v in violations:
-        seen.setdefault(canonical_json(v), v)
-    return sorted(seen.values(), key=lambda v: (v["kind"], v["sample_id"], v["version"],
-                                                v["task_id"], v["annotation_id"], v["reviewer"]))

@@ -60,7 +60,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -550,6 +550,30 @@ class AnnotationEvents:
     deleted_at: str | None = None
     created: bool = False
 
+    def add(self, action: str, at: str, state: dict[str, Any] | None) -> None:
+        """One update of :func:`event_updates`, in the log's order."""
+        if action == DELETED:
+            self.deleted_at = self.deleted_at or at
+        elif state is not None:
+            self.states.append(state)
+            self.created = self.created or action != "ANNOTATION_UPDATED"
+
+
+def event_updates(r: dict[str, Any]) -> Iterator[tuple[int, str, str, dict[str, Any] | None]]:
+    """(annotation id, action, time, state) of each annotation an ``event`` record names: the
+    state as the event carried it for a write, None for a deletion (what
+    :meth:`AnnotationEvents.add` takes); nothing for any other record."""
+    if r.get("kind") != "event":
+        return
+    action = r.get("action")
+    for a in r.get("annotations", []):
+        if a.get("id") is None:
+            continue
+        if action == DELETED:
+            yield int(a["id"]), action, r["at"], None
+        elif action in ANNOTATION_WRITES:
+            yield int(a["id"]), action, r["at"], {**a, "action": action, "at": r["at"], "seq": r["seq"]}
+
 
 def annotation_events(records: Iterable[dict[str, Any]]) -> dict[int, AnnotationEvents]:
     """annotation id -> its events, from the log's ``event`` records (only its attached projects
@@ -557,35 +581,28 @@ def annotation_events(records: Iterable[dict[str, Any]]) -> dict[int, Annotation
     rounds keeps its whole history)."""
     out: dict[int, AnnotationEvents] = {}
     for r in records:
-        _add_event(out, r)
+        for aid, action, at, state in event_updates(r):
+            out.setdefault(aid, AnnotationEvents([])).add(action, at, state)
     return out
 
 
-def _add_event(out: dict[int, AnnotationEvents], r: dict[str, Any]) -> None:
-    if r.get("kind") != "event":
-        return
-    action = r.get("action")
-    for a in r.get("annotations", []):
-        if a.get("id") is None:
-            continue
-        ev = out.setdefault(int(a["id"]), AnnotationEvents([]))
-        if action == DELETED:
-            ev.deleted_at = ev.deleted_at or r["at"]
-        elif action in ANNOTATION_WRITES:
-            ev.states.append({**a, "action": action, "at": r["at"], "seq": r["seq"]})
-            ev.created = ev.created or action != "ANNOTATION_UPDATED"
-
-
-def read_capture(records: Iterable[dict[str, Any]], projects: set[int], alive: Any = health
+def read_capture(records: Iterable[dict[str, Any]], projects: set[int], alive: Any = health,
+                 on_record: Callable[[dict[str, Any]], None] | None = None
                  ) -> tuple[dict[int, AnnotationEvents], list[Gap]]:
     """:func:`annotation_events` and :func:`capture_gaps` in one pass over the records. Why: a
     pull streams the log's chain (``decision_log.iter_chain``), whose records are mostly these
-    events, rather than holding it whole while both read it."""
+    events, rather than holding it whole while both read it. With ``on_record`` each record goes
+    there instead and the events returned are empty (a pull keeps them on disk:
+    ``annotation.pull_index``)."""
     events: dict[int, AnnotationEvents] = {}
+
+    def keep(r: dict[str, Any]) -> None:
+        for aid, action, at, state in event_updates(r):
+            events.setdefault(aid, AnnotationEvents([])).add(action, at, state)
 
     def passing() -> Iterator[dict[str, Any]]:
         for r in records:
-            _add_event(events, r)
+            (on_record or keep)(r)
             yield r
 
     gaps = capture_gaps(passing(), projects, alive)

@@ -182,8 +182,8 @@ def main() -> int:
         checks = {
             "tasks exported per project": ([len(x) for x in raw], [n] * 4),
             "annotations pulled": (res.n_annotations, 4 * n),
-            "decisions logged": (len(res.decisions), 4 * n),
-            "violations": (Counter(v["kind"] for v in res.violations), Counter()),
+            "decisions logged": (res.n_decisions, 4 * n),
+            "violations": (res.violation_kinds(), Counter()),
             "awaiting a decision": (sum(len(r) for r in res.awaiting.values()), 0),
             "needs_correction": (states.count("needs_correction"), n_rev),
             "approved": (states.count("approved"), n - n_rev),
