@@ -343,7 +343,7 @@ def _write_snapshot(log: Path, stem: str, decisions: Iterable[Mapping[str, Any]]
     return [path, vpath]
 
 
-ROWS_PER_BATCH = 8192  # rows a batched snapshot holds at once (one row group each)
+ROWS_PER_BATCH = 2048  # rows a streamed snapshot holds at once (one row group each; ≈ 5 MB)
 
 
 def _write_ordered(path: Path, decisions: Iterable[Mapping[str, Any]], meta: dict[str, Any]) -> None:
