@@ -20,6 +20,7 @@ reviewer see.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, fields
 from typing import Any
@@ -75,9 +76,18 @@ class NormalizedVideo:
     @classmethod
     def from_timeline(cls, timeline: dict[str, Any], source_file: str,
                       frames: tuple[bytes | BlobRef, ...]) -> NormalizedVideo:
-        """The video :meth:`timeline` described, listed as ``source_file``, with ``frames``."""
+        """The video :meth:`timeline` described, listed as ``source_file``, with ``frames``.
+        ValueError names what does not fit: a field missing or extra, a value of another type,
+        a number that is not finite, a frame time for each frame."""
         if set(timeline) != {f.name for f in fields(cls)} - _NOT_TIMELINE:
             raise ValueError(f"a timeline has the fields {sorted(timeline)}")
+        for name, kind in _TIMELINE_TYPES.items():
+            value = timeline[name]
+            items = value if isinstance(value, list) else [value]
+            if isinstance(value, list) != (kind is list) or not all(_is(x, kind) for x in items):
+                raise ValueError(f"timeline field {name} is {value!r:.60}")
+        if not len(timeline["frame_times"]) == len(timeline["frame_pts"]) == len(frames):
+            raise ValueError(f"{len(frames)} frames, {len(timeline['frame_times'])} frame times")
         return cls(source_file=source_file, frames=frames, **{
             k: tuple(v) if isinstance(v, list) else v for k, v in timeline.items()})
 
@@ -89,6 +99,18 @@ class NormalizedVideo:
 
 
 _NOT_TIMELINE = frozenset({"source_file", "frames"})
+# the JSON type of each timeline field (list: of finite numbers)
+_TIMELINE_TYPES: dict[str, type] = {
+    "sha256": str, "fps": float, "header_frames": int, "decodable_frames": int, "duration_s": float,
+    "width": int, "height": int, "frame_times": list, "frame_pts": list}
+
+
+def _is(x: Any, kind: type) -> bool:
+    if kind is str:
+        return isinstance(x, str)
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return False
+    return isinstance(x, int) if kind is int else math.isfinite(x)
 
 
 def decoder_key(max_side: int, jpeg_quality: int) -> str:

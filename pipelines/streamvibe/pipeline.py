@@ -157,11 +157,19 @@ class NormalizeVideo(ReportsProgress):
             except Exception as exc:  # noqa: BLE001 - missing/unreadable file is bad input
                 raise BadInput(rel, "video", f"cannot read video ({type(exc).__name__})") from exc
             if self.reuse is not None:
-                kept, why = self.reuse.get(sha256_hex(data), self.settings)
+                digest = sha256_hex(data)
+                kept, why = self.reuse.get(digest, self.settings)
                 if kept is not None:
-                    progress.tally("videos normalized", reused=1)
-                    yield key, NormalizedVideo.from_timeline(kept.facts, rel, kept.frames)
-                    return
+                    try:
+                        video = NormalizedVideo.from_timeline(kept.facts, rel, kept.frames)
+                        if video.sha256 != digest:
+                            raise ValueError(f"sha256 {video.sha256[:12]}…, not the file's")
+                    except ValueError as exc:
+                        why = f"its record's timeline: {exc}"
+                    else:
+                        progress.tally("videos normalized", reused=1)
+                        yield key, video
+                        return
                 if why:  # a record that does not check is decoded again, and said
                     logging.warning("decoding %s again: %s", rel, why)
             video = normalize_video(data, rel, max_side=self.max_side, jpeg_quality=self.jpeg_quality)

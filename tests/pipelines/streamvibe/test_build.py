@@ -241,8 +241,9 @@ def test_the_release_reuses_the_frames_its_pending_state_kept(
         pending: Path, demo_raw: Path, manifest_only_config: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch):
     """A release over its pending state decodes only what the state did not keep (the broken
-    videos, whose failures are not kept); a kept frame whose bytes changed sends its video back
-    to the decoder; either way the release has the same bytes."""
+    videos, whose failures are not kept); a kept frame whose bytes changed, or a record whose
+    timeline does not fit its frames, sends its video back to the decoder; either way the
+    release has the same bytes."""
     import shutil
 
     from pipelines.streamvibe import pipeline
@@ -268,10 +269,12 @@ def test_the_release_reuses_the_frames_its_pending_state_kept(
     broken = ["videos/bikes_cut.mp4", "videos/corrupt.avi", "videos/vtest_cut.avi"]
     assert sorted(decoded) == broken
     state = out / "streamvibe" / "review" / pending.name
-    record = json.loads(next((state / "frames" / "videos").glob("*.json")).read_text())
-    digest = record["frames"][3][0]
+    first_record, second_record = sorted((state / "frames" / "videos").glob("*.json"))[:2]
+    digest = json.loads(first_record.read_text())["frames"][3][0]
     frame = state / "frames" / "blobs" / digest[:2] / digest
     frame.write_bytes(frame.read_bytes()[:-2] + b"\xff\xd9"[::-1])  # same size, other bytes
+    record = json.loads(second_record.read_text())  # a timeline that does not fit its frames
+    second_record.write_text(json.dumps(dict(record, facts=dict(record["facts"], frame_times=[0.0]))))
     decoded.clear()
     assert _digests(run(args)) == first
-    assert len(decoded) == len(broken) + 1 and sorted(set(decoded) - set(broken))
+    assert len(decoded) == len(broken) + 2 and len(set(decoded) - set(broken)) == 2

@@ -12,6 +12,7 @@ import pytest
 
 from core.media.video import STREAM_MAX_SIDE, causal_frames
 from pipelines.common.decoded_frames import FrameStore
+from pipelines.streamvibe import normalize
 from pipelines.streamvibe.normalize import NormalizedVideo, decoder_key, normalize_video
 
 
@@ -46,3 +47,21 @@ def test_a_video_survives_its_timeline_round_trip_through_the_frame_store(media:
     assert back == dataclasses.replace(video, source_file="copies/vtest.avi", frames=back.frames)
     with pytest.raises(ValueError, match="fields"):
         NormalizedVideo.from_timeline({**video.timeline(), "extra": 1}, "x", ())
+
+
+@pytest.mark.parametrize("damage", [
+    {"duration_s": float("nan")}, {"duration_s": "79.5"}, {"width": 768.5}, {"height": True},
+    {"frame_times": [0.0, 1.0]}, {"frame_pts": "0,1"}, {"frame_times": [float("inf")] * 80},
+    {"sha256": 7}])
+def test_a_damaged_timeline_is_refused_by_name(media: Path, damage: dict) -> None:
+    """A kept record is checked before the release uses it: the wrong kind of value, a number
+    that is not finite or a frame time too few is a ValueError naming the field, not a stream."""
+    video = normalize_video((media / "vtest.avi").read_bytes(), "videos/vtest.avi")
+    timeline = {**video.timeline(), **damage}
+    with pytest.raises(ValueError, match="timeline field|frame times"):
+        NormalizedVideo.from_timeline(timeline, "videos/vtest.avi", video.frames)
+
+
+def test_every_timeline_field_has_its_type() -> None:
+    assert set(normalize._TIMELINE_TYPES) == {  # noqa: SLF001 - the check's table
+        f.name for f in dataclasses.fields(NormalizedVideo)} - {"source_file", "frames"}
