@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,35 +109,39 @@ def _row_causal(row: dict[str, Any], samples: dict[str, dict[str, Any]]) -> bool
     return sample is not None and not pointwise_violations(sample, [row])
 
 
-def derived_frames(samples: list[dict[str, Any]], pointwise: list[dict[str, Any]],
+def derived_frames(parts: Iterable[tuple[list[dict[str, Any]], list[dict[str, Any]]]],
                    targets: dict[str, int], counts: dict[str, dict[str, int]],
                    tau: float) -> dict[str, pd.DataFrame]:
-    """The batches the suite checks (list columns walked in Python into boolean columns)."""
-    per = Counter(r["subtype"] for r in samples)
-    by_id = {r["id"]: r for r in samples}
-    s = pd.DataFrame({
-        "id": [r["id"] for r in samples],
-        "subtype": [r["subtype"] for r in samples],
-        "windows_ordered": [_windows_ok(r) for r in samples],
-        "windows_inside_video": [_inside_ok(r) for r in samples],
-        "causal": [_causal_ok(r) for r in samples],
-        "truncation_invariant": [not stream_violations(r) for r in samples],
-        "negatives_beyond_tau": [_negatives_beyond(r, tau) for r in samples],
-        "points_per_intent": [_points_ok(r) for r in samples],
-        "within_allocation": [per[r["subtype"]] <= targets.get(r["subtype"], 0) for r in samples],
-    }, columns=["id", "subtype", *BOOL_COLUMNS["samples"]])
-    p = pd.DataFrame({
-        "id": [r["id"] for r in pointwise],
-        "sample_id": [r["sample_id"] for r in pointwise],
-        "label_matches_probe": [r["gold_should_respond"] == (r["gold_probe_type"] == "positive")
-                                for r in pointwise],
-        "history_causal": [_history_ok(r) for r in pointwise],
-        "truncation_invariant": [_row_causal(r, by_id) for r in pointwise],
-    }, columns=["id", "sample_id", *BOOL_COLUMNS["pointwise"]])
+    """The batches the suite checks (list columns walked in Python into boolean columns), from
+    ``parts``: (samples, their pointwise rows) one config at a time (:func:`config_parts`), so
+    only the booleans of the parts before are kept; a pointwise row joins a sample of its part."""
+    s: dict[str, list[Any]] = {c: [] for c in ("id", "subtype", *BOOL_COLUMNS["samples"])}
+    p: dict[str, list[Any]] = {c: [] for c in ("id", "sample_id", *BOOL_COLUMNS["pointwise"])}
+    for samples, pointwise in parts:
+        by_id = {r["id"]: r for r in samples}
+        for r in samples:
+            for col, value in (("id", r["id"]), ("subtype", r["subtype"]),
+                               ("windows_ordered", _windows_ok(r)),
+                               ("windows_inside_video", _inside_ok(r)), ("causal", _causal_ok(r)),
+                               ("truncation_invariant", not stream_violations(r)),
+                               ("negatives_beyond_tau", _negatives_beyond(r, tau)),
+                               ("points_per_intent", _points_ok(r))):
+                s[col].append(value)
+        for r in pointwise:
+            for col, value in (("id", r["id"]), ("sample_id", r["sample_id"]),
+                               ("label_matches_probe",
+                                r["gold_should_respond"] == (r["gold_probe_type"] == "positive")),
+                               ("history_causal", _history_ok(r)),
+                               ("truncation_invariant", _row_causal(r, by_id))):
+                p[col].append(value)
+    per = Counter(s["subtype"])
+    s["within_allocation"] = [per[st] <= targets.get(st, 0) for st in s["subtype"]]
     m = pd.DataFrame([{"id": g, "inputs_accounted": c["inputs"] == c["kept"] + c["filtered"] + c["rejected"],
                        "kept_equals_rows": c["kept"] == per.get(g, 0)}
                       for g, c in sorted(counts.items())], columns=["id", *BOOL_COLUMNS["counts"]])
-    return {"samples": s, "pointwise": p, "counts": m}
+    return {"samples": pd.DataFrame(s, columns=["id", "subtype", *BOOL_COLUMNS["samples"]]),
+            "pointwise": pd.DataFrame(p, columns=["id", "sample_id", *BOOL_COLUMNS["pointwise"]]),
+            "counts": m}
 
 
 BOOL_COLUMNS = {
@@ -174,12 +179,25 @@ def read_release(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, An
     return read("data", columns), read("pointwise", None)
 
 
+def config_parts(release: Path) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """:func:`read_release` one config at a time (``data/<config>`` with ``pointwise/<config>``):
+    why: at 100 copies of the demo the release's samples read whole were 78 MB of Python
+    objects in the gate (docs/scaling.md), a config's are a fraction of that."""
+    columns = [n for n in SAMPLE.names if n != "frames"]
+    configs = sorted({d.name for sub in ("data", "pointwise") if (release / sub).is_dir()
+                      for d in (release / sub).iterdir() if d.is_dir()})
+    for config in configs:
+        yield ([r for f in sorted((release / "data" / config).glob("*.parquet"))
+                for r in pq.read_table(f, columns=columns).to_pylist()],
+               [r for f in sorted((release / "pointwise" / config).glob("*.parquet"))
+                for r in pq.read_table(f).to_pylist()])
+
+
 def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]],
            tau: float) -> list[Suite]:
     """The samples, pointwise and counts batches of a (staged) release; ``tau`` is the largest
     tolerance the release supports (manifest ``fpr_near``)."""
-    samples, pointwise = read_release(release)
-    frames = derived_frames(samples, pointwise, targets, counts, tau)
+    frames = derived_frames(config_parts(release), targets, counts, tau)
     ids = sorted(frames["samples"]["id"])
     return [Suite(f"streamvibe_{name}", frame, _expectations(name, ids), "id")
             for name, frame in frames.items()]
