@@ -57,7 +57,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.files import canonical_json, file_sha256, write_atomic
+from core.files import atomic_file, canonical_json, file_sha256, write_atomic
 from schemas.review import DECISIONS, REVIEW_DECISION
 
 _META_KEY = b"benchforge_pull"
@@ -337,7 +337,7 @@ def _write_snapshot(log: Path, stem: str, decisions: Iterable[Mapping[str, Any]]
         pq.write_table(to_table(decisions, meta), buf)
         write_atomic(path, buf.getvalue().to_pybytes())
     vpath = log / "violations" / f"{stem}.jsonl"
-    with _atomic_file(vpath) as fh:
+    with atomic_file(vpath) as fh:
         for v in violations:
             fh.write((json.dumps(dict(v), sort_keys=True) + "\n").encode())
     return [path, vpath]
@@ -351,7 +351,7 @@ def _write_ordered(path: Path, decisions: Iterable[Mapping[str, Any]], meta: dic
     schema = schema.with_metadata({**(schema.metadata or {}),
                                    _META_KEY: json.dumps(meta, sort_keys=True).encode()})
     last: tuple[Any, ...] | None = None
-    with _atomic_file(path) as fh, pq.ParquetWriter(fh, schema) as writer:
+    with atomic_file(path) as fh, pq.ParquetWriter(fh, schema) as writer:
         batch: list[dict[str, Any]] = []
         for d in decisions:
             row = dict(d)
@@ -366,19 +366,6 @@ def _write_ordered(path: Path, decisions: Iterable[Mapping[str, Any]], meta: dic
                 batch = []
         if batch or last is None:  # an empty pull is an empty table, as to_table writes it
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-
-
-@contextmanager
-def _atomic_file(path: Path) -> Iterator[Any]:
-    """A binary file written under a temporary name and renamed over ``path`` once whole (as
-    ``core.files.write_atomic``, for content written a piece at a time)."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            yield fh
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, benchmark: str,

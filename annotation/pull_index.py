@@ -36,7 +36,7 @@ CREATE TABLE task (tid INTEGER PRIMARY KEY, reviewer TEXT, push INTEGER);
 CREATE TABLE event (aid INTEGER, n INTEGER, action TEXT, at TEXT, state TEXT);
 CREATE INDEX event_aid ON event (aid, n);
 CREATE TABLE pulled_first (aid INTEGER PRIMARY KEY, tid INTEGER, decision TEXT);
-CREATE TABLE history (key TEXT PRIMARY KEY, aid INTEGER, decision TEXT, row TEXT);
+CREATE TABLE history (row TEXT PRIMARY KEY, aid INTEGER, decision TEXT);  -- row: row_key
 CREATE INDEX history_aid ON history (aid);
 CREATE TABLE present_task (tid INTEGER PRIMARY KEY);
 CREATE TABLE present_annotation (aid INTEGER PRIMARY KEY);
@@ -135,9 +135,8 @@ class PullIndex:
             self.db.execute("INSERT OR IGNORE INTO pulled_first VALUES (?, ?, ?)",
                             (aid, int(d["source_task_id"]), str(d["decision"])))
             if d["benchmark"] == benchmark and d["review_round"] == review_round:
-                self.db.execute("INSERT OR IGNORE INTO history VALUES (?, ?, ?, ?)", (
-                    decision_log.row_key(d), aid, str(d["decision"]),
-                    json.dumps(d, sort_keys=True, default=str)))
+                self.db.execute("INSERT OR IGNORE INTO history VALUES (?, ?, ?)",
+                                (decision_log.row_key(d), aid, str(d["decision"])))
 
     def first_pulled(self, aid: int) -> tuple[int, str] | None:
         """(task, decision) of annotation ``aid``'s first pulled state."""

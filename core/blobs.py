@@ -112,16 +112,12 @@ class BlobStore:
         folder = blob_folder(self.root, digest, self._fs)
         path = blob_path(self.root, digest, self._fs)
         if not self._fs.exists(path):
-            self._mkdirs(folder)
-            # written under a unique name, then renamed: a retried or concurrent writer of the
-            # same bytes never exposes a half-written blob
-            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-            with self._fs.create(tmp, compression_type=RAW) as fh:
-                fh.write(data)
-            self._fs.rename([tmp], [path])
+            self.make_folder(folder)
+            write_whole(self._fs, path, data)
         return ref
 
-    def _mkdirs(self, folder: str) -> None:
+    def make_folder(self, folder: str) -> None:
+        """Make ``folder`` (once per store), also when another worker makes it at the same time."""
         if folder in self._made:
             return
         try:
@@ -137,12 +133,21 @@ class BlobStore:
         retried bundle writes its list again under another name; the union is the same."""
         if not self._decoded:
             return
-        self._mkdirs(self.root)
+        self.make_folder(self.root)
         path = FileSystems.join(self.root, DECODED_LIST.format(uuid.uuid4().hex))
         with FileSystems.create(f"{path}.tmp") as fh:
             fh.write("".join(f"{d}\n" for d in sorted(self._decoded)).encode())
         FileSystems.rename([f"{path}.tmp"], [path])
         self._decoded.clear()
+
+
+def write_whole(fs: FileSystem, path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` under a unique name, then rename it: a retried or concurrent
+    writer of the same file never exposes a half-written one."""
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    with fs.create(tmp, compression_type=RAW) as fh:
+        fh.write(data)
+    fs.rename([tmp], [path])
 
 
 def decoded_digests(root: str) -> frozenset[str]:

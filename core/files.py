@@ -13,8 +13,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def sha256_hex(data: bytes) -> str:
@@ -43,6 +44,15 @@ def content_hash(value: Any) -> str:
 def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
     ``mode`` (e.g. ``0o600`` for secrets) is set before the first byte is written."""
+    with atomic_file(path, mode=mode) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """:func:`write_atomic` for content written a piece at a time: a binary file under a
+    temporary name in the same folder, renamed over ``path`` once the block ends without error
+    (removed if it raises)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -50,7 +60,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int |
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from core.blobs import RAW, BlobReader, BlobRef, BlobStore
+from core.blobs import RAW, BlobReader, BlobRef, BlobStore, write_whole
 from core.files import canonical_json
 
 FORMAT = 1  # of a record; another format is another name
@@ -82,7 +81,6 @@ class FrameStore:
         self.blobs = BlobStore(FileSystems.join(root, "blobs"))
         self._reader = BlobReader()
         self._videos = FileSystems.join(root, "videos")
-        self._made = False
 
     def record_path(self, video_sha256: str, settings: str) -> str:
         return FileSystems.join(self._videos, f"{video_sha256}-{settings}.json")
@@ -93,18 +91,9 @@ class FrameStore:
         refs = tuple(self.blobs.put(f) for f in frames)
         record = {"format": FORMAT, "video_sha256": video_sha256, "settings": settings,
                   "facts": facts, "frames": [[r.sha256, r.size, r.head.hex()] for r in refs]}
-        if not self._made:
-            try:
-                FileSystems.mkdirs(self._videos)
-            except OSError:  # Beam's error when it exists (another worker made it first)
-                if not FileSystems.exists(self._videos):
-                    raise
-            self._made = True
-        path = self.record_path(video_sha256, settings)
-        tmp = f"{path}.{uuid.uuid4().hex}.tmp"  # renamed once whole: a reader never sees half
-        with FileSystems.create(tmp, compression_type=RAW) as fh:
-            fh.write(canonical_json(record).encode())
-        FileSystems.rename([tmp], [path])
+        self.blobs.make_folder(self._videos)
+        write_whole(FileSystems.get_filesystem(self._videos), self.record_path(video_sha256, settings),
+                    canonical_json(record).encode())
         return refs
 
     def get(self, video_sha256: str, settings: str) -> tuple[KeptVideo | None, str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from core.blobs import BlobRef
@@ -70,8 +70,8 @@ class NormalizedVideo:
     def timeline(self) -> dict[str, Any]:
         """What decoding taught about the video besides its frames and where it was listed, as
         JSON values (kept for the release: :mod:`pipelines.common.decoded_frames`)."""
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
-                for f in fields(self) if f.name not in _NOT_TIMELINE}
+        return {name: list(v) if isinstance(v := getattr(self, name), tuple) else v
+                for name in _TIMELINE_TYPES}
 
     @classmethod
     def from_timeline(cls, timeline: dict[str, Any], source_file: str,
@@ -79,7 +79,7 @@ class NormalizedVideo:
         """The video :meth:`timeline` described, listed as ``source_file``, with ``frames``.
         ValueError names what does not fit: a field missing or extra, a value of another type,
         a number that is not finite, a frame time for each frame."""
-        if set(timeline) != {f.name for f in fields(cls)} - _NOT_TIMELINE:
+        if set(timeline) != set(_TIMELINE_TYPES):
             raise ValueError(f"a timeline has the fields {sorted(timeline)}")
         for name, kind in _TIMELINE_TYPES.items():
             value = timeline[name]
@@ -98,8 +98,7 @@ class NormalizedVideo:
         return ""
 
 
-_NOT_TIMELINE = frozenset({"source_file", "frames"})
-# the JSON type of each timeline field (list: of finite numbers)
+# every field but source_file and frames, with its JSON type (list: of finite numbers)
 _TIMELINE_TYPES: dict[str, type] = {
     "sha256": str, "fps": float, "header_frames": int, "decodable_frames": int, "duration_s": float,
     "width": int, "height": int, "frame_times": list, "frame_pts": list}
