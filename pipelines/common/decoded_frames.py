@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from core.files import canonical_json
 
 FORMAT = 1  # of a record; another format is another name
 KEPT = "frames"  # the folder of a pending-review state that holds them
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def staged_root(staging: str) -> str:
@@ -111,6 +113,9 @@ class FrameStore:
                 return None, f"{path}: the record names another video or other settings"
             refs = tuple(BlobRef(self.blobs.root, str(d), int(n), bytes.fromhex(h))
                          for d, n, h in record["frames"])
+            named = next((r.sha256 for r in refs if not _DIGEST.fullmatch(r.sha256)), None)
+            if named is not None:  # e.g. "../x": never a path outside the store
+                return None, f"{path}: a frame is named {named[:70]!r}, not a sha256"
             facts = record["facts"]
             if not isinstance(facts, dict):
                 return None, f"{path}: facts is not an object"

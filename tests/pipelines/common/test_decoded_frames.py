@@ -53,6 +53,7 @@ def test_no_record_is_a_plain_miss(store: FrameStore) -> None:
     ("record_format", "format 0"),
     ("record_nan", "unreadable record"),
     ("record_facts", "facts is not an object"),
+    ("record_escape", "not a sha256"),  # a frame named by a path out of the store
 ])
 def test_a_record_that_does_not_check_is_a_miss_with_its_reason(store: FrameStore, damage: str,
                                                                 reason: str) -> None:
@@ -75,6 +76,11 @@ def test_a_record_that_does_not_check_is_a_miss_with_its_reason(store: FrameStor
         path.write_text(path.read_text().replace("2.5", "NaN").replace('"frames":[', '"frames":[NaN,'))
     elif damage == "record_facts":
         path.write_text(json.dumps(dict(record, facts=[1, 2])))
+    elif damage == "record_escape":
+        outside = Path(store.root).parent / "secret"
+        outside.write_bytes(b"not a frame")
+        frames = [*record["frames"][:1], ["../../secret", 11, "6e6f"], *record["frames"][2:]]
+        path.write_text(json.dumps(dict(record, frames=frames)))
     kept, why = store.get(VIDEO, SETTINGS)
     assert kept is None
     assert reason in why and str(path) in why
