@@ -121,17 +121,19 @@ def runs_elsewhere(beam_args: list[str]) -> bool:
 
 def shard_writers(options: PipelineOptions) -> int | None:
     """How many writers a sharded write spreads its shards over (by size,
-    :func:`exports.parquet_shards.spread_shards`): the workers of an in-process runner, ``None``
-    (one key per shard) for any other runner.
+    :func:`exports.parquet_shards.spread_shards`): the workers of an in-process runner with two
+    or more, ``None`` (one key per shard) for one worker and for any other runner.
 
     Why: the embedded runner deals the keys of a ``GroupByKey`` out to its workers in turn, in
     the order they first arrived — with one key per shard, the largest shards could all go to
     one of two workers, and writing took as long as with one worker (docs/scaling.md). One key
-    per writer gives each worker exactly its planned shards. A
-    distributed runner balances its own keys over many more workers, so it gets one per
-    shard."""
+    per writer gives each worker exactly its planned shards. A single worker has nothing to
+    balance, and one key would make the whole PCollection one element, held whole (encoded and
+    decoded) while its shards are written; one key per shard holds one shard. A distributed
+    runner balances its own keys over many more workers, so it gets one per shard."""
     runner = options.view_as(StandardOptions).runner or "FnApiRunner"
-    return _workers(options) if runner in IN_PROCESS_RUNNERS else None
+    workers = _workers(options)
+    return workers if runner in IN_PROCESS_RUNNERS and workers > 1 else None
 
 
 class _DropWorkerStartupNoise(logging.Filter):

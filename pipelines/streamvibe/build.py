@@ -47,7 +47,7 @@ from pipelines.streamvibe.demo import DEMO
 from pipelines.streamvibe.gemini import gemini_settings
 from pipelines.streamvibe.lmms_eval import ADAPTER
 from pipelines.streamvibe.negatives import supported_tolerances
-from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline
+from pipelines.streamvibe.pipeline import PipelineConfig, build_pipeline, write_statuses
 from pipelines.streamvibe.prepared import Prepared, TrainConfig
 from pipelines.streamvibe.release import finalize
 from pipelines.streamvibe.review import load_ledger, pending_review, review_statuses, update_ledger
@@ -256,11 +256,11 @@ class StreamVibeBuild(Build[Prepared]):
             gemini=st.gemini, frames=dict(cfg.get("frames") or {}),
             negatives=dict(cfg.get("negatives") or {}, tau_s=max(cfg["tolerances_s"])),
             targets=cfg["targets"],
-            review=st.statuses is not None,
+            statuses_file=write_statuses(ctx.staging, st.statuses) if st.statuses is not None else "",
             train=st.train,
             datasets=st.datasets,
             reuse_frames=self._kept_frames(ctx),
-        ), st.statuses, st.ledger)
+        ), st.ledger)
 
     @staticmethod
     def _kept_frames(ctx: BuildContext[Prepared]) -> str:

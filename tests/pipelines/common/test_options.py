@@ -24,11 +24,14 @@ def test_runs_elsewhere_only_when_the_work_leaves_this_process() -> None:
     assert local_workers(["--direct_num_workers=2"]) == 2
 
 
-def test_shards_are_spread_over_local_workers_and_keyed_per_shard_elsewhere() -> None:
-    assert shard_writers(beam_options([])) == 1
+def test_shards_are_spread_over_several_local_workers_and_keyed_per_shard_otherwise() -> None:
+    # one worker: one key per shard, so no element holds the whole PCollection
+    assert shard_writers(beam_options([])) is None
+    assert shard_writers(beam_options(["--direct_num_workers=1"])) is None
     assert shard_writers(beam_options(["--direct_running_mode=multi_processing",
                                        "--direct_num_workers=2"])) == 2
-    assert shard_writers(beam_options(["--direct_num_workers=0"])) == (os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    assert shard_writers(beam_options(["--direct_num_workers=0"])) == (cores if cores > 1 else None)
     assert shard_writers(beam_options(["--runner=PortableRunner", "--job_endpoint=embed"])) is None
     assert shard_writers(beam_options(["--runner=DataflowRunner"])) is None
 

@@ -165,6 +165,37 @@ def test_changed_content_gets_a_new_version_and_old_approvals_stop_counting():
     assert gate(v1, status)[0]
 
 
+def test_the_review_gate_joins_each_candidate_with_its_state_from_the_file(tmp_path: Path):
+    """The states reach the gate as a file joined by id (pipeline.GateByReview), not as a side
+    input every worker holds whole: each candidate meets its own state, one without a state is
+    pending, and a state without a candidate yields nothing."""
+    import apache_beam as beam
+    from apache_beam.testing import test_pipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from pipelines.streamvibe.pipeline import FILTERED_TAG, GateByReview, write_statuses
+
+    c = assign_version(validate_candidate(candidate()), {})
+    ok = dict(c, id="a/ok")
+    stale = dict(c, id="b/stale")
+    unseen = dict(c, id="c/unseen")
+    approved = {"state": "approved", "version": 1, "content_hash": c["content_hash"],
+                "approvals": ["r1", "r2", "r3", "r4"], "objections": [], "violations": [],
+                "decisions": [{"reviewer": "r1", "decision": "approve", "version": 1,
+                               "review_round": "r", "created_at": "2026-01-01T00:00:00Z"}]}
+    path = write_statuses(tmp_path, {"a/ok": approved, "b/stale": dict(approved, version=2),
+                                     "z/no-candidate": approved})
+    lines = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["a/ok", "b/stale", "z/no-candidate"]  # sorted, one per line
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create([ok, stale, unseen]) | GateByReview(path)
+        assert_that(out.approved | "Kept" >> beam.Map(lambda x: (x["id"], [d["reviewer"] for d in x["review"]])),
+                    equal_to([("a/ok", ["r1"])]), label="Approved")
+        assert_that(out[FILTERED_TAG] | "Why" >> beam.Map(lambda x: (x["id"], x["filter_reason"][:25])),
+                    equal_to([("b/stale", "decisions are for version"),
+                              ("c/unseen", "pending review: no decisi")]), label="Filtered")
+
+
 def test_allocation_caps_each_subtype_at_its_configured_target(pending: Path, demo_raw: Path,
                                                                manifest_only_config: Path,
                                                                tmp_path: Path):
