@@ -7,7 +7,6 @@ imports the other."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -54,9 +53,8 @@ def dataset_facts(ctx: BuildContext[Prepared]) -> dict[str, Any]:
     staging = ctx.staging
     released = by_dataset(rows(staging / "data")) if (staging / "data").is_dir() else {}
     reviewed: list[dict[str, Any]] = rows(staging / "filtered") if (staging / "filtered").is_dir() else []
-    pending = CANDIDATES.path(staging)
-    if ctx.pending and pending.is_file():
-        reviewed += json.loads(pending.read_text())
+    if ctx.pending and CANDIDATES.folder(staging).is_dir():
+        reviewed += CANDIDATES.read(staging)
     candidates = by_dataset(reviewed)
     for name, counts in released.items():
         candidates.setdefault(name, Counter()).update(counts)

@@ -189,8 +189,8 @@ def test_the_review_gate_joins_each_candidate_with_its_state_from_the_file(tmp_p
     assert [x["id"] for x in lines] == ["a/ok", "b/stale", "z/no-candidate"]  # sorted, one per line
     with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
         out = p | beam.Create([ok, stale, unseen]) | GateByReview(path)
-        assert_that(out.approved | "Kept" >> beam.Map(lambda x: (x["id"], [d["reviewer"] for d in x["review"]])),
-                    equal_to([("a/ok", ["r1"])]), label="Approved")
+        kept = out.approved | "Kept" >> beam.Map(lambda x: (x["id"], [d["reviewer"] for d in x["review"]]))
+        assert_that(kept, equal_to([("a/ok", ["r1"])]), label="Approved")
         assert_that(out[FILTERED_TAG] | "Why" >> beam.Map(lambda x: (x["id"], x["filter_reason"][:25])),
                     equal_to([("b/stale", "decisions are for version"),
                               ("c/unseen", "pending review: no decisi")]), label="Filtered")
