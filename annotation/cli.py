@@ -123,42 +123,39 @@ def cmd_panel(args: argparse.Namespace) -> int:
 
 def read_candidates(path: str) -> list[Any]:
     """Candidates from JSON lines (sample_id, version, task_type, content, media) — what the
-    benchmark builds write as ``review_candidates.jsonl``."""
-    from annotation.projects import Candidate
+    benchmark builds write as ``review_candidates.jsonl`` — as one list (the Gemini reviewer's
+    input); ``push`` reads the file itself, a line at a time (:class:`CandidatesFile`)."""
+    from annotation.candidates import BadCandidate, CandidatesFile
 
-    cands = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-            cands.append(Candidate(str(raw["sample_id"]), int(raw["version"]),
-                                   str(raw.get("task_type", "")), dict(raw["content"]),
-                                   list(raw.get("media", []))))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{path}:{n}: bad candidate ({exc})") from None
-    return cands
+    try:
+        return list(CandidatesFile(path))
+    except BadCandidate as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def cmd_push(args: argparse.Namespace) -> int:
     """Push a candidates file into every reviewer's project of the round; media paths in it are
     relative to ``--media-dir`` (default: ``media/`` beside the candidates file, where the
-    builds' pending-review state keeps them)."""
+    builds' pending-review state keeps them). The file is read by ``push`` a line at a time, on
+    each of its passes (:class:`CandidatesFile`): a round of any size is never held whole."""
+    from annotation.candidates import BadCandidate, CandidatesFile
     from annotation.push import PushError, push
 
     cfg = _config(args)
     root = _media_root(cfg, args)
     panel = ensure_panel(_url(cfg, args.url), cfg)
-    cands = read_candidates(args.candidates)
+    cands = CandidatesFile(args.candidates)
     media_dir = Path(args.media_dir) if args.media_dir else Path(args.candidates).parent / "media"
     try:
         res = push(panel.admin.client(), args.benchmark, args.round, cands, args.rubric_of(args.rubric),
                    reviewers=[m.pseudonym for m in panel.reviewers], media_root=root,
                    media_dir=media_dir, log_dir=args.log_dir)
+    except BadCandidate as exc:  # a line of the file, found before any request: as ever, its line
+        raise SystemExit(str(exc)) from None
     except (PushError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{len(cands)} candidate versions in {len(res.projects)} reviewer projects "
+    print(f"{res.n_candidates} candidate versions in {len(res.projects)} reviewer projects "
           f"{args.benchmark!r} / {args.round!r} / {', '.join(res.projects)}; media in "
           f"{root}; push record {res.log_file}")
     if res.events is None:

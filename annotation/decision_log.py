@@ -49,7 +49,7 @@ import os
 import re
 import secrets
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -390,16 +390,26 @@ def append(log_dir: str | Path, decisions: Iterable[Mapping[str, Any]], *, bench
 
 def append_push(log_dir: str | Path, records: Iterable[Mapping[str, Any]], *, benchmark: str,
                 review_round: str) -> Path:
-    """Add one push's records (JSON lines, one per candidate version) to the log, chained."""
+    """Add one push's records (JSON lines, one per candidate version) to the log, chained.
+
+    ``records`` are written as they come, one at a time (under the writers' lock, once the log
+    is verified), never held whole: a round's records carry every task's data. If the iteration
+    raises, neither the file nor a chain record is left."""
     log = Path(log_dir)
-    recs_in = [dict(r) for r in records]
     with _locked(log):
         head, n = _verify(log)
         (log / "pushes").mkdir(parents=True, exist_ok=True)
         now = datetime.now(UTC)
         path = log / "pushes" / f"{_stem(now, benchmark, review_round)}.jsonl"
-        write_atomic(path, "".join(json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True)
-                                   + "\n" for r in recs_in))
+        try:
+            with atomic_file(path) as fh:
+                for r in records:
+                    fh.write((json.dumps(dict(r, pushed_at=now.isoformat()), sort_keys=True)
+                              + "\n").encode("utf-8"))
+        except BaseException:
+            with suppress(OSError):  # only when empty: a failed first push leaves no folder
+                path.parent.rmdir()
+            raise
         _chain_append(log, head, n, "push", [path], benchmark=benchmark,
                       review_round=review_round)
     return path

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation import decision_log  # noqa: E402
 from annotation.approval import statuses  # noqa: E402
+from annotation.candidates import CandidatesFile  # noqa: E402
 from annotation.label_config import build_result  # noqa: E402
 from annotation.projects import Candidate, export_tasks  # noqa: E402
 from annotation.pull import pull  # noqa: E402
@@ -39,21 +40,31 @@ from benchmarks.monitor import MB, PeakRss  # noqa: E402
 from pipelines.streamvibe.rubric import STREAMVIBE  # noqa: E402
 
 
-def _candidates(n: int) -> list[Candidate]:
-    return [
-        Candidate(
-            f"sv-{i:05d}", 1, ("I", "P", "R", "G", "L", "M", "T", "RV", "CP", "IT")[i % 10],
-            {
-                "instruction": f"Tell me when step {i % 7} is done.",
-                "turns": [{"role": "user", "time": 3.0 + i % 5, "text": "and warn me if I skip"}],
-                "evidence_points": [{"window": [10.0, 14.0], "preferred": 11.0,
-                                     "response": f"Step {i % 7} is done."}],
-                "fps": 1.0,
-            },
-            ["bench/clip.webm"],
-        )
-        for i in range(n)
-    ]
+def _candidate(i: int) -> Candidate:
+    return Candidate(
+        f"sv-{i:05d}", 1, ("I", "P", "R", "G", "L", "M", "T", "RV", "CP", "IT")[i % 10],
+        {
+            "instruction": f"Tell me when step {i % 7} is done.",
+            "turns": [{"role": "user", "time": 3.0 + i % 5, "text": "and warn me if I skip"}],
+            "evidence_points": [{"window": [10.0, 14.0], "preferred": 11.0,
+                                 "response": f"Step {i % 7} is done."}],
+            "fps": 1.0,
+        },
+        ["bench/clip.webm"],
+    )
+
+
+def _write_candidates(path: Path, n: int) -> CandidatesFile:
+    """The N candidates as the builds leave them (``review_candidates.jsonl``), written a line at
+    a time, for push to read as the CLI gives them: so "during push" is push's own memory, not a
+    list of candidates built beforehand."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            c = _candidate(i)
+            fh.write(json.dumps({"sample_id": c.sample_id, "version": c.version,
+                                 "task_type": c.task_type, "content": c.content,
+                                 "media": c.media}) + "\n")
+    return CandidatesFile(path)
 
 
 def _annotate(panel, pushed: PushResult, n_revise_every: int) -> float:
@@ -124,7 +135,7 @@ def main() -> int:
             panel = ensure_panel(srv.url, cfg)
             print(f"server + panel ready in {time.perf_counter() - t0:.1f} s (not timed below)")
             admin = panel.admin.client()
-            cands = _candidates(n)
+            cands = _write_candidates(base / "review_candidates.jsonl", n)
             reviewers = [m.pseudonym for m in panel.reviewers]
             log_dir = base / "log"
 
