@@ -346,9 +346,10 @@ class BuildFacts:
     :meth:`iter`) — so the two cannot name different files.
 
     Why parts: collecting every fact into one element to sort it held them all at once, as Python
-    objects, in one worker, and then their JSON twice over (measured: +120 MB for StreamVibe's
-    8,400 candidates at 300×; docs/scaling.md). A fact's line is its ``json.dumps``, and the
-    facts come back in the order of those lines, merged across the parts as they are read."""
+    objects, in one worker, and then their JSON twice over — a build's candidates grow with its
+    corpus (docs/scaling.md, "The one-worker release's peak, stage by stage"). A fact's line is
+    its ``json.dumps``, and the facts come back in the order of those lines, merged across the
+    parts as they are read."""
 
     name: str
 
@@ -381,6 +382,11 @@ def fact_part_name(index: int, parts: int) -> str:
     return f"part-{index:05d}-of-{parts:05d}.jsonl"
 
 
+def fact_parts(rows: int) -> int:
+    """How many parts ``rows`` facts are written in (at least one, for the index to name)."""
+    return max(1, -(-rows // FACT_ROWS_PER_PART))
+
+
 class WriteFacts(beam.PTransform):
     """A PCollection of JSON values → ``<folder>/part-*.jsonl`` and ``<folder>/index.json``
     (:class:`BuildFacts`): each value goes to a part by the hash of its JSON, each part is sorted
@@ -396,7 +402,7 @@ class WriteFacts(beam.PTransform):
 
         def to_part(value: Any, rows: int) -> tuple[int, tuple[int, str]]:
             line = json.dumps(value)
-            parts = max(1, -(-rows // FACT_ROWS_PER_PART))
+            parts = fact_parts(rows)
             return int(hashlib.sha256(line.encode()).hexdigest()[:16], 16) % parts, (parts, line)
 
         def write_part(part: int, lines: Any) -> str:
@@ -407,8 +413,7 @@ class WriteFacts(beam.PTransform):
 
         def write_index(rows: int) -> str:
             path = f"{folder}/index.json"
-            write_bytes(path, json.dumps({"rows": rows, "parts": max(1, -(-rows // FACT_ROWS_PER_PART))},
-                                         sort_keys=True).encode())
+            write_bytes(path, json.dumps({"rows": rows, "parts": fact_parts(rows)}, sort_keys=True).encode())
             return path
 
         count | "WriteIndex" >> beam.Map(write_index)

@@ -290,10 +290,10 @@ def write_statuses(staging: str | Path, statuses: dict[str, dict[str, Any]]) -> 
     build's staging folder (which every worker reaches) and return the file's path.
 
     Why a file joined by id, not an in-memory side input: a side input is held whole by every
-    worker as Python objects for the rest of the pipeline (measured at 100×: 40 MB for 2,800
-    candidates' states, about 15 KB each, alive through the shard writes that set the build's
-    peak), and ``beam.Create`` would also keep the states pickled in the pipeline itself. Joined
-    by id, each candidate meets its one state in the shuffle, and nothing is held after."""
+    worker as Python objects for the rest of the pipeline, through the shard writes that set a
+    release's peak, and ``beam.Create`` would also keep the states pickled in the pipeline
+    itself (docs/scaling.md, "The one-worker release's peak, stage by stage"). Joined by id,
+    each candidate meets its one state in the shuffle, and nothing is held after."""
     path = Path(staging) / STATUSES_FILE
     with atomic_file(path) as fh:
         for sid, status in sorted(statuses.items()):
