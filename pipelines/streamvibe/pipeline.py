@@ -271,15 +271,23 @@ class GateByReview(beam.PTransform):
     def expand(self, cands):
         states = (
             cands.pipeline
-            | "ReadStatuses" >> beam.io.ReadFromText(self.statuses_file)
-            | "ParseStatuses" >> beam.Map(json.loads)
-            | "KeyStatuses" >> beam.Map(lambda s: (s["id"], s["status"]))
+            | "StatusesFile" >> beam.Create([self.statuses_file])
+            | "ReadStatuses" >> beam.FlatMap(_read_states)
         )
         return (
             {"cand": cands | "KeyCandidates" >> beam.Map(lambda c: (c["id"], c)), "status": states}
             | "JoinStatuses" >> beam.CoGroupByKey()
             | "Gate" >> beam.ParDo(ReviewGate()).with_outputs(FILTERED_TAG, main="approved")
         )
+
+
+def _read_states(path: str):
+    """(candidate id, review state) per line of the states file, a line at a time, through
+    Beam's file systems (any runner's shared storage; a plain step, which every runner runs)."""
+    with FileSystems.open(path) as fh:
+        for line in fh:
+            state = json.loads(line)
+            yield state["id"], state["status"]
 
 
 STATUSES_FILE = "_build/review_statuses.jsonl"  # the driver's review states, for ReviewGate
