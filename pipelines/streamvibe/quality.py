@@ -281,7 +281,10 @@ def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict
                     ) -> dict[str, pd.DataFrame]:
     """The training split's batches; ``train`` is the manifest's ``train`` section."""
     sft, rl = read_training(release)
-    test, _ = read_release(release)
+    # the evaluation split's source videos, two columns of its samples: read whole with their
+    # steps and pointwise rows, the evaluation release was the largest thing this gate held
+    test = [r for f in sorted((release / "data").glob("*/*.parquet"))
+            for r in pq.read_table(f, columns=["source_collection", "source_video_id"]).to_pylist()]
     sft_targets = {k: v["target"] for k, v in train["sft"]["allocation"].items()}
     rl_targets = {k: v["target"] for k, v in train["rl_seed"]["allocation"].items()}
     hashes = _frames_hashes(sorted((release / "sft").glob("*/*.parquet")))
