@@ -3,8 +3,9 @@ write as ``review_candidates.jsonl``) read again on every pass, never held whole
 
 Why a file that is re-read: ``push`` goes over the candidates more than once — to check and
 store everything before the first request, to import the tasks, to write the push records —
-and a paper-sized round (4,100 candidates) held as a list of candidates, their task data and
-their records grew the client by about 7 KB per candidate. Each pass here holds one line.
+and a paper-sized round held as a list of candidates, their task data and their records grew
+the client with every candidate (docs/scaling.md, "Push holds no list of the round"). Each pass
+here holds one line.
 
 Why fingerprints (:class:`Seen`): a file read more than once can change between two reads.
 Everything push checks before its first request is checked on the first pass; each later pass

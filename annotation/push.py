@@ -9,9 +9,8 @@ the push records pull checks against (:mod:`annotation.projects`).
 - **Memory does not grow with the round** beyond per-version keys, hashes and task ids: the
   candidates are read once per pass (a file a line at a time, ``annotation.candidates``), task
   data are made a batch at a time for the import and again, one at a time, for the push records
-  streamed into the log; the earlier pushes are read down to what is checked of each task. Held
-  as lists, the candidates, their data and their records grew the client by about 7 KB per
-  candidate (+30 MB at 4,100).
+  streamed into the log; the earlier pushes are read down to what is checked of each task
+  (docs/scaling.md, "Push holds no list of the round").
 """
 
 from __future__ import annotations

@@ -167,30 +167,30 @@ def _expectations(name: str, sample_ids: list[str]) -> list[Any]:
     return out
 
 
+def _rows(folder: Path, pattern: str, columns: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of the Parquet files ``pattern`` matches under ``folder``, file by file in name
+    order, as plain Python records (the checks compare nested values with ``==``)."""
+    return [r for f in sorted(folder.glob(pattern)) for r in pq.read_table(f, columns=columns).to_pylist()]
+
+
+def _without_frames(names: list[str]) -> list[str]:
+    return [n for n in names if n != "frames"]
+
+
 def read_release(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(trajectory samples without their frame bytes, pointwise rows) of a release, as plain
-    Python records (the checks compare nested values with ``==``)."""
-    columns = [n for n in SAMPLE.names if n != "frames"]
-
-    def read(sub: str, cols: list[str] | None) -> list[dict[str, Any]]:
-        return [r for f in sorted((release / sub).glob("*/*.parquet"))
-                for r in pq.read_table(f, columns=cols).to_pylist()]
-
-    return read("data", columns), read("pointwise", None)
+    """(trajectory samples without their frame bytes, pointwise rows) of a release."""
+    return (_rows(release / "data", "*/*.parquet", _without_frames(SAMPLE.names)),
+            _rows(release / "pointwise", "*/*.parquet"))
 
 
 def config_parts(release: Path) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """:func:`read_release` one config at a time (``data/<config>`` with ``pointwise/<config>``):
-    why: at 100 copies of the demo the release's samples read whole were 78 MB of Python
-    objects in the gate (docs/scaling.md), a config's are a fraction of that."""
-    columns = [n for n in SAMPLE.names if n != "frames"]
+    the gate holds a config's samples as Python records, not the release's (docs/scaling.md)."""
     configs = sorted({d.name for sub in ("data", "pointwise") if (release / sub).is_dir()
                       for d in (release / sub).iterdir() if d.is_dir()})
     for config in configs:
-        yield ([r for f in sorted((release / "data" / config).glob("*.parquet"))
-                for r in pq.read_table(f, columns=columns).to_pylist()],
-               [r for f in sorted((release / "pointwise" / config).glob("*.parquet"))
-                for r in pq.read_table(f).to_pylist()])
+        yield (_rows(release / "data" / config, "*.parquet", _without_frames(SAMPLE.names)),
+               _rows(release / "pointwise" / config, "*.parquet"))
 
 
 def suites(release: Path, targets: dict[str, int], counts: dict[str, dict[str, int]],
@@ -269,12 +269,8 @@ def _window_ok(row: dict[str, Any]) -> tuple[bool, bool, bool]:
 
 def read_training(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(SFT streams, RL seed rows) of a release, without frame bytes."""
-    def read(sub: str, names: list[str]) -> list[dict[str, Any]]:
-        cols = [n for n in names if n != "frames"]
-        return [r for f in sorted((release / sub).glob("*/*.parquet"))
-                for r in pq.read_table(f, columns=cols).to_pylist()]
-
-    return read("sft", SFT_STREAM.names), read("rl_seed", RL_SEED.names)
+    return (_rows(release / "sft", "*/*.parquet", _without_frames(SFT_STREAM.names)),
+            _rows(release / "rl_seed", "*/*.parquet", _without_frames(RL_SEED.names)))
 
 
 def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]
@@ -283,8 +279,7 @@ def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict
     sft, rl = read_training(release)
     # the evaluation split's source videos, two columns of its samples: read whole with their
     # steps and pointwise rows, the evaluation release was the largest thing this gate held
-    test = [r for f in sorted((release / "data").glob("*/*.parquet"))
-            for r in pq.read_table(f, columns=["source_collection", "source_video_id"]).to_pylist()]
+    test = _rows(release / "data", "*/*.parquet", ["source_collection", "source_video_id"])
     sft_targets = {k: v["target"] for k, v in train["sft"]["allocation"].items()}
     rl_targets = {k: v["target"] for k, v in train["rl_seed"]["allocation"].items()}
     hashes = _frames_hashes(sorted((release / "sft").glob("*/*.parquet")))
