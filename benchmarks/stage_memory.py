@@ -1,12 +1,14 @@
-"""Where a one-worker build's memory peaks: its resident memory, sampled every 0.1 s in the build's
-own process, against the stage Beam's embedded runner is running at that moment.
+"""Where a build's memory peaks: the resident memory of its process tree, sampled every 0.1 s,
+against the stage Beam's embedded runner is running at that moment (the build runs in this process).
 
     .venv/bin/python benchmarks/stage_memory.py [--top 12] [--tracemalloc 6] -- build streamvibe \
         --config C --raw-dir R --out O --decisions D
 
-Everything after ``--`` is a ``python -m pipelines.cli`` command line, run in this process (one
-worker: with more, the work runs in other processes, and this sees only the driver). Prints each
-stage where the process reached a new high, then the stages with the highest peaks. With
+Everything after ``--`` is a ``python -m pipelines.cli`` command line, run in this process. The
+resident memory is that of the whole process tree — this process and every process it started,
+such as the SDK workers of ``--direct_num_workers=2`` — and each new high lists it per process
+(the driver first). Prints each stage where the tree reached a new high, then the stages with the
+highest peaks. With
 ``--tracemalloc N`` it also traces Python's allocations (N frames; the build runs a few times
 slower) and prints the largest allocation sites of a snapshot taken near the peak (at each new
 high of 10 MB or more).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import threading
 import time
@@ -32,8 +35,32 @@ PREFIX = "Running bundle for stage "
 MB = 1024 * 1024
 
 
-def rss_mb() -> int:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 // MB
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (each thread lists the children it started)."""
+    out = [pid]
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            out += _tree(int(child))
+    return out
+
+
+def tree_rss_mb() -> list[int]:
+    """Resident MB of this process, then of each of its descendants still running."""
+    out = []
+    for pid in _tree(os.getpid()):
+        try:
+            out.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * 4096 // MB)
+        except OSError:  # ended between the listing and the read
+            continue
+    return out
 
 
 class StageLog(logging.Handler):
@@ -75,11 +102,13 @@ def main() -> int:
     def sample() -> None:
         high = 0
         while not done.is_set():
-            rss, stage = rss_mb(), stages.stage
+            each, stage = tree_rss_mb(), stages.stage
+            rss = sum(each)
             peaks[stage] = max(peaks.get(stage, 0), rss)
             if rss > high:
                 high = rss
-                print(f"{time.time() - start:7.1f} s {rss:6d} MB  {stage[:150]}", flush=True)
+                split = f" ({' + '.join(map(str, each))})" if len(each) > 1 else ""
+                print(f"{time.time() - start:7.1f} s {rss:6d} MB{split}  {stage[:150]}", flush=True)
             if args.tracemalloc and rss >= snapshot[0] + 10:
                 snapshot[:] = [rss, tracemalloc.take_snapshot(), stage]
             time.sleep(0.1)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ from pipelines.streamvibe.sources import (
     read_manifest,
 )
 from pipelines.streamvibe.train_release import load_train_config
+from pipelines.streamvibe.training import is_train
 from schemas.streamvibe import (
     BENCHMARK,
     FILTERED,
@@ -270,9 +273,18 @@ class StreamVibeBuild(Build[Prepared]):
         return str(kept) if not ctx.pending and kept.is_dir() else ""
 
     def after_pipeline(self, ctx: BuildContext[Prepared]) -> None:
-        candidates = CANDIDATES.read(ctx.staging)
-        write_json_atomic(ctx.prepared.ledger_path, update_ledger(ctx.prepared.ledger, candidates))
-        ctx.prepared.candidates = candidates
+        """The ledger and the per-dataset counts, over the candidates streamed from their build
+        facts: a release never holds the candidates themselves (docs/scaling.md)."""
+        counts = ctx.prepared.candidate_counts
+
+        def counted(candidates: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            for c in candidates:
+                if not is_train(c["id"]):
+                    counts.setdefault(c["source_collection"], Counter())[c["subtype"]] += 1
+                yield c
+
+        write_json_atomic(ctx.prepared.ledger_path,
+                          update_ledger(ctx.prepared.ledger, counted(CANDIDATES.iter(ctx.staging))))
 
     def finalize(self, ctx: BuildContext[Prepared], counts: dict[str, dict[str, int]],
                  files: list[dict[str, Any]]) -> Finalized:

@@ -4,6 +4,7 @@ pipeline; the pipeline's candidates join them after it (``after_pipeline``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,4 +35,6 @@ class Prepared:
     ledger_path: Path
     statuses: dict[str, dict[str, Any]] | None  # review states; None: built without decisions
     train: TrainConfig | None = None  # the training split, with --split train
-    candidates: list[dict[str, Any]] | None = None  # the pipeline's candidates (after_pipeline)
+    # evaluation candidates per source dataset and subtype (after_pipeline); the candidates
+    # themselves stay in their build facts, read again only by the pending-review state
+    candidate_counts: dict[str, Counter[str]] = field(default_factory=dict)

@@ -40,7 +40,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from exports.quality import Suite, training_flag_suites
-from exports.release_files import read_batches
+from exports.release_files import iter_rows, read_batches
 from pipelines.streamvibe.causality import (
     label_violations,
     pointwise_violations,
@@ -273,56 +273,78 @@ def read_training(release: Path) -> tuple[list[dict[str, Any]], list[dict[str, A
             _rows(release / "rl_seed", "*/*.parquet", _without_frames(RL_SEED.names)))
 
 
+SFT_CHECKS = {
+    "windows_ordered": _windows_ok,
+    "windows_inside_video": _inside_ok,
+    "points_per_intent": _points_ok,
+    "causal": _causal_ok,
+    "truncation_invariant": lambda r: not stream_violations(r),
+    "labels_truncation_invariant": lambda r: not label_violations(r),
+    "labels_consistent": _labels_ok,
+    "every_point_labelled_once": _labelled_once,
+}
+
+
+def _source(r: dict[str, Any]) -> tuple[str, str]:
+    return f"{r['source_collection']}/{r['source_video_id']}", r["stream_sha256"]
+
+
 def training_frames(release: Path, train: dict[str, Any], counts: dict[str, dict[str, int]]
                     ) -> dict[str, pd.DataFrame]:
-    """The training split's batches; ``train`` is the manifest's ``train`` section."""
-    sft, rl = read_training(release)
+    """The training split's batches; ``train`` is the manifest's ``train`` section.
+
+    The SFT streams and RL rows are read a file at a time and a few rows at once, and of each
+    only its id, category, source and flags are kept: the full split's rows as Python records
+    were what grew with it after the pipeline (docs/scaling.md)."""
+    sft_targets = {k: v["target"] for k, v in train["sft"]["allocation"].items()}
+    rl_targets = {k: v["target"] for k, v in train["rl_seed"]["allocation"].items()}
+    sources: set[tuple[str, str]] = set()
+    released: Counter[str] = Counter()
+    sft: dict[str, list[Any]] = {c: [] for c in ("id", "category", *SFT_CHECKS,
+                                                  "stream_hash_matches_frames")}
+    for f in sorted((release / "sft").glob("*/*.parquet")):
+        hashes = _frames_hashes([f])
+        for r in iter_rows([f], _without_frames(SFT_STREAM.names)):
+            sft["id"].append(r["id"])
+            sft["category"].append(r["category"])
+            for col, check in SFT_CHECKS.items():
+                sft[col].append(check(r))
+            sft["stream_hash_matches_frames"].append(hashes.get(r["id"]) == r["stream_sha256"])
+            sources.add(_source(r))
+            released[r["subtype"]] += 1
+    sft_ids = set(sft["id"])
+    rl: dict[str, list[Any]] = {c: [] for c in ("id", "category", *TRAIN_BOOL_COLUMNS["rl_seed"])
+                                if c != "within_allocation"}
+    rl_samples: set[tuple[str, str]] = set()
+    for r in iter_rows(sorted((release / "rl_seed").glob("*/*.parquet")),
+                       _without_frames(RL_SEED.names)):
+        holds, due, frames_ok = _window_ok(r)
+        for col, value in (("id", r["id"]), ("category", r["category"]),
+                           ("window_holds_help_point", holds),
+                           ("reward_evidence_is_due_in_window", due),
+                           ("frames_are_the_window", frames_ok),
+                           ("truncation_invariant", not rollout_violations(r)),
+                           ("not_in_sft", r["sample_id"] not in sft_ids)):
+            rl[col].append(value)
+        sources.add(_source(r))
+        rl_samples.add((r["sample_id"], r["subtype"]))
+    for table, targets in ((sft, sft_targets), (rl, rl_targets)):
+        per = Counter(table["category"])
+        table["within_allocation"] = [per[c] <= targets.get(c, 0) for c in table.pop("category")]
+    frames = {"sft": pd.DataFrame(sft, columns=["id", *TRAIN_BOOL_COLUMNS["sft"]]),
+              "rl_seed": pd.DataFrame(rl, columns=["id", *TRAIN_BOOL_COLUMNS["rl_seed"]])}
     # the evaluation split's source videos, two columns of its samples: read whole with their
     # steps and pointwise rows, the evaluation release was the largest thing this gate held
     test = _rows(release / "data", "*/*.parquet", ["source_collection", "source_video_id"])
-    sft_targets = {k: v["target"] for k, v in train["sft"]["allocation"].items()}
-    rl_targets = {k: v["target"] for k, v in train["rl_seed"]["allocation"].items()}
-    hashes = _frames_hashes(sorted((release / "sft").glob("*/*.parquet")))
-    test_streams = _frames_hashes(sorted((release / "data").glob("*/*.parquet")))
-    per_cat = Counter(r["category"] for r in sft)
-    per_group = Counter(r["category"] for r in rl)
-    sft_ids = {r["id"] for r in sft}
-    windows = [_window_ok(r) for r in rl]
-    frames = {
-        "sft": pd.DataFrame({
-            "id": [r["id"] for r in sft],
-            "windows_ordered": [_windows_ok(r) for r in sft],
-            "windows_inside_video": [_inside_ok(r) for r in sft],
-            "points_per_intent": [_points_ok(r) for r in sft],
-            "causal": [_causal_ok(r) for r in sft],
-            "truncation_invariant": [not stream_violations(r) for r in sft],
-            "labels_truncation_invariant": [not label_violations(r) for r in sft],
-            "labels_consistent": [_labels_ok(r) for r in sft],
-            "every_point_labelled_once": [_labelled_once(r) for r in sft],
-            "stream_hash_matches_frames": [hashes.get(r["id"]) == r["stream_sha256"] for r in sft],
-            "within_allocation": [per_cat[r["category"]] <= sft_targets.get(r["category"], 0) for r in sft],
-        }, columns=["id", *TRAIN_BOOL_COLUMNS["sft"]]),
-        "rl_seed": pd.DataFrame({
-            "id": [r["id"] for r in rl],
-            "window_holds_help_point": [w[0] for w in windows],
-            "reward_evidence_is_due_in_window": [w[1] for w in windows],
-            "frames_are_the_window": [w[2] for w in windows],
-            "truncation_invariant": [not rollout_violations(r) for r in rl],
-            "not_in_sft": [r["sample_id"] not in sft_ids for r in rl],
-            "within_allocation": [per_group[r["category"]] <= rl_targets.get(r["category"], 0) for r in rl],
-        }, columns=["id", *TRAIN_BOOL_COLUMNS["rl_seed"]]),
-    }
     test_ids = {f"{r['source_collection']}/{r['source_video_id']}" for r in test}
-    test_hashes = set(test_streams.values())
-    sources = sorted({(f"{r['source_collection']}/{r['source_video_id']}", r["stream_sha256"])
-                      for r in [*sft, *rl]})
+    test_hashes = set(_frames_hashes(sorted((release / "data").glob("*/*.parquet"))).values())
+    held = sorted(sources)
     frames["held_out"] = pd.DataFrame({
-        "id": [f"{sid} {h[:12]}" for sid, h in sources],
-        "source_id_held_out": [sid not in test_ids for sid, _ in sources],
-        "stream_held_out": [h not in test_hashes for _, h in sources],
+        "id": [f"{sid} {h[:12]}" for sid, h in held],
+        "source_id_held_out": [sid not in test_ids for sid, _ in held],
+        "stream_held_out": [h not in test_hashes for _, h in held],
     }, columns=["id", *TRAIN_BOOL_COLUMNS["held_out"]])
-    rl_samples = {(r["sample_id"], r["subtype"]) for r in rl}
-    released = Counter(r["subtype"] for r in sft) + Counter(st for _, st in rl_samples)
+    released.update(st for _, st in rl_samples)
     frames["train_counts"] = pd.DataFrame(
         [{"id": g, "inputs_accounted": c["inputs"] == c["kept"] + c["filtered"] + c["rejected"],
           "kept_equals_released": c["kept"] == released.get(g.removeprefix(TRAIN_PREFIX), 0)}

@@ -49,10 +49,7 @@ def dataset_facts(ctx: BuildContext[Prepared], staging: Path) -> dict[str, Any]:
     for f in sorted((staging / "data").rglob("*.parquet")):
         for row in pq.read_table(f, columns=["source_collection", "subtype"]).to_pylist():
             released.setdefault(row["source_collection"], Counter())[row["subtype"]] += 1
-    candidates: dict[str, Counter] = {}
-    for c in ctx.prepared.candidates or []:
-        if not is_train(c["id"]):
-            candidates.setdefault(c["source_collection"], Counter())[c["subtype"]] += 1
+    candidates = ctx.prepared.candidate_counts
     out = {}
     for name, root, allowed in ctx.prepared.datasets:
         reader = DATASETS[name](root)

@@ -29,6 +29,7 @@ from annotation.projects import Candidate
 from core.files import canonical_json, content_hash
 from pipelines.common.benchmark import BuildContext, PendingReview
 from pipelines.common.decoded_frames import staged_root
+from pipelines.streamvibe.build_facts import CANDIDATES
 from pipelines.streamvibe.prepared import Prepared
 from pipelines.streamvibe.training import is_train
 from schemas.streamvibe import BENCHMARK, TRAIN_SPLIT
@@ -184,7 +185,7 @@ def pending_review(ctx: BuildContext[Prepared]) -> PendingReview:
     # the driver side only: the pipeline's workers import this module too
     from pipelines.streamvibe.release import dataset_facts, release_sources
 
-    cands = sorted(ctx.prepared.candidates, key=lambda c: c["id"])
+    cands = sorted(CANDIDATES.read(ctx.staging), key=lambda c: c["id"])
     units = [to_routing_candidate(c) for c in cands]
     media = None
     if not ctx.args.no_review_media:

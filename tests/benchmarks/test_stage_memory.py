@@ -35,3 +35,30 @@ def test_the_stage_log_names_each_stage_the_embedded_runner_runs() -> None:
         logger.propagate = propagate
     assert any("GroupParity/Read" in s and "Sums" in s for s in seen), seen
     assert any("ByParity" in s for s in seen), seen
+
+
+def test_the_memory_sampled_is_that_of_the_whole_process_tree() -> None:
+    """With two workers the work runs in child processes (and theirs): each must be counted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from benchmarks.stage_memory import _tree, tree_rss_mb
+
+    alone = tree_rss_mb()
+    # a child that holds 64 MB and starts a grandchild of its own
+    code = ("import subprocess, sys, time; b = bytearray(64 << 20); "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
+            "print('ready', flush=True); time.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        each = tree_rss_mb()
+    finally:
+        for pid in _tree(child.pid)[1:]:  # the grandchild
+            os.kill(pid, signal.SIGKILL)
+        child.kill()
+        child.wait()
+    assert len(each) == len(alone) + 2, each
+    assert max(each[len(alone):]) >= 64, each  # the child's 64 MB, counted in the tree
