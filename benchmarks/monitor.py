@@ -60,10 +60,15 @@ def _tree_pids(root: int) -> list[int]:
     return pids
 
 
+def tree_rss_each(root: int) -> list[int]:
+    """RSS bytes of ``root``, then of each of its descendants (0: ended while we looked)."""
+    return [_proc_rss(p) for p in _tree_pids(root)]
+
+
 def tree_rss_proc(root: int) -> tuple[int, int]:
     """(sum of RSS bytes, process count) over ``root`` and its descendants, from /proc."""
-    pids = _tree_pids(root)
-    return sum(_proc_rss(p) for p in pids), len(pids)
+    each = tree_rss_each(root)
+    return sum(each), len(each)
 
 
 def tree_rss_psutil(root: int) -> tuple[int, int]:

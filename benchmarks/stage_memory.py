@@ -30,37 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.monitor import MB, tree_rss_each  # noqa: E402
+
 BUNDLE_LOGGER = "apache_beam.runners.portability.fn_api_runner.fn_runner.run_bundle"
 PREFIX = "Running bundle for stage "
-MB = 1024 * 1024
-
-
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (each thread lists the children it started)."""
-    out = [pid]
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for child in children:
-            out += _tree(int(child))
-    return out
 
 
 def tree_rss_mb() -> list[int]:
     """Resident MB of this process, then of each of its descendants still running."""
-    out = []
-    for pid in _tree(os.getpid()):
-        try:
-            out.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * 4096 // MB)
-        except OSError:  # ended between the listing and the read
-            continue
-    return out
+    return [rss // MB for rss in tree_rss_each(os.getpid()) if rss]
 
 
 class StageLog(logging.Handler):

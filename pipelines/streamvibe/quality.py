@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from exports.quality import Suite, training_flag_suites
 from exports.release_files import iter_rows, read_batches
@@ -170,7 +169,7 @@ def _expectations(name: str, sample_ids: list[str]) -> list[Any]:
 def _rows(folder: Path, pattern: str, columns: list[str] | None = None) -> list[dict[str, Any]]:
     """The rows of the Parquet files ``pattern`` matches under ``folder``, file by file in name
     order, as plain Python records (the checks compare nested values with ``==``)."""
-    return [r for f in sorted(folder.glob(pattern)) for r in pq.read_table(f, columns=columns).to_pylist()]
+    return list(iter_rows(sorted(folder.glob(pattern)), columns))
 
 
 def _without_frames(names: list[str]) -> list[str]:
